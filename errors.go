@@ -1,0 +1,56 @@
+package nvgo
+
+import (
+	"errors"
+
+	"github.com/nvgo/nvgo/internal/nverr"
+)
+
+// Errors from NVML. Every error nvgo returns for an NVML failure wraps an
+// *NVMLError, which matches one of these with errors.Is.
+var (
+	// ErrLibraryNotFound: libnvidia-ml.so.1 could not be loaded (no NVIDIA driver installed).
+	ErrLibraryNotFound = nverr.ErrLibraryNotFound
+	// ErrDriverNotLoaded: the library is there but the kernel driver is not loaded.
+	ErrDriverNotLoaded = nverr.ErrDriverNotLoaded
+	// ErrDriverMismatch: the driver was upgraded without a reboot (NVML_ERROR_LIB_RM_VERSION_MISMATCH).
+	ErrDriverMismatch = nverr.ErrDriverMismatch
+	// ErrNotSupported: the GPU or driver does not support the request. A
+	// function missing from an older driver also matches it.
+	ErrNotSupported = nverr.ErrNotSupported
+	// ErrNoPermission: the caller lacks the needed privileges.
+	ErrNoPermission = nverr.ErrNoPermission
+	// ErrNotFound: no such device (bad index, UUID or bus ID) or no such object.
+	ErrNotFound = nverr.ErrNotFound
+	// ErrGPULost: the GPU fell off the bus or needs a reset.
+	ErrGPULost = nverr.ErrGPULost
+	// ErrFunctionMissing: the installed driver lacks an NVML function; nvgo did
+	// not call it (a call would kill the process). It also matches ErrNotSupported.
+	ErrFunctionMissing = nverr.ErrFunctionMissing
+	// ErrBuiltWithoutCGO: this binary was built with CGO_ENABLED=0 and cannot use NVML.
+	ErrBuiltWithoutCGO = nverr.ErrBuiltWithoutCGO
+	// ErrClosed: the Library was closed.
+	ErrClosed = nverr.ErrClosed
+)
+
+// Errors about processes.
+var (
+	// ErrProcessGone: the process exited, or its PID now belongs to another process.
+	ErrProcessGone = errors.New("process gone")
+	// ErrZombie: the process exited and awaits its parent; it has no command line or memory.
+	ErrZombie = errors.New("zombie process")
+	// ErrOtherPIDNamespace: NVML reports host PIDs, which are not visible from this
+	// PID namespace (a container without --pid=host).
+	ErrOtherPIDNamespace = errors.New("process not visible from this PID namespace (NVML reports host PIDs; run with --pid=host)")
+	// ErrNotReported: the driver has no value to report (e.g. per-process memory under WDDM).
+	ErrNotReported = errors.New("value not reported by the driver")
+	// ErrAmbiguous: a UUID prefix matches more than one device.
+	ErrAmbiguous = errors.New("ambiguous device identifier")
+)
+
+// NVMLError is an NVML failure: the operation and its raw return code
+// (nvmlReturn_t). Use errors.As to read the code.
+type NVMLError = nverr.Error
+
+// ReturnCode is a raw NVML return code (nvmlReturn_t).
+type ReturnCode = nverr.Code
