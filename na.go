@@ -113,7 +113,7 @@ func ReasonOf(err error) Reason {
 		return Zombie
 	case errors.Is(err, ErrProcessGone):
 		return ProcessGone
-	case errors.Is(err, ErrNotReported):
+	case errors.Is(err, ErrNotReported), errors.Is(err, nverr.ErrNoData):
 		return NotReported
 	}
 	return Failed
@@ -187,7 +187,13 @@ func (x Value[T]) MarshalJSON() ([]byte, error) {
 	if !x.ok {
 		return []byte("null"), nil
 	}
-	return json.Marshal(x.v)
+	b, err := json.Marshal(x.v)
+	var unsupported *json.UnsupportedValueError
+	if errors.As(err, &unsupported) {
+		// NaN and ±Inf have no JSON form; one must not break a whole snapshot.
+		return []byte("null"), nil
+	}
+	return b, err
 }
 
 // UnmarshalJSON decodes null as N/A (reason NotReported) and anything else as a real value.

@@ -1,0 +1,703 @@
+package nvgo
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/jellydator/ttlcache/v3"
+
+	"github.com/nvgo/nvgo/internal/nverr"
+	"github.com/nvgo/nvgo/internal/nvmlx"
+)
+
+// ErrUnifiedMemory explains N/A memory figures on a GPU that shares system
+// memory (e.g. GB10 / DGX Spark): NVML reports no frame-buffer memory there,
+// and nvgo says so rather than reporting host memory as GPU memory.
+var ErrUnifiedMemory = errors.New("GPU uses unified (system) memory: no frame-buffer figures")
+
+// Device is a physical GPU. It holds its NVML handle, its static values (read
+// once) and a short cache of dynamic ones. Every metric method returns a
+// Value that is real or N/A with a reason; none of them panics or blocks on
+// anything but NVML.
+//
+// A Device is safe for concurrent use. Devices come from a Library and are
+// reused: the same *Device is returned for the same GPU.
+type Device struct {
+	lib   *Library
+	index int
+
+	handleOnce sync.Once
+	h          nvmlx.Device
+	handleErr  error
+
+	name, uuid, busID, serial lazy[string]
+	minor                     lazy[int]
+	cc                        lazy[ComputeCapability]
+	maxClocks                 lazy[[4]Value[MHz]]
+	nvlinkCount               lazy[int]
+
+	caps  capabilities
+	cache *ttlcache.Cache[Fields, *DeviceSnapshot]
+
+	procs processState
+
+	nvlinkMu   sync.Mutex
+	nvlinkPrev nvlinkCounters
+}
+
+// lazy is a static value read once.
+type lazy[T any] struct {
+	once sync.Once
+	v    Value[T]
+}
+
+func (l *lazy[T]) get(read func() Value[T]) Value[T] {
+	l.once.Do(func() { l.v = read() })
+	return l.v
+}
+
+func (l *Library) newDevice(i int) *Device {
+	d := &Device{lib: l, index: i}
+	if l.cacheTTL > 0 {
+		loader := ttlcache.LoaderFunc[Fields, *DeviceSnapshot](
+			func(c *ttlcache.Cache[Fields, *DeviceSnapshot], f Fields) *ttlcache.Item[Fields, *DeviceSnapshot] {
+				s := d.read(f, nil)
+				return c.Set(f, &s, ttlcache.DefaultTTL)
+			})
+		d.cache = ttlcache.New(
+			ttlcache.WithTTL[Fields, *DeviceSnapshot](l.cacheTTL),
+			// Without this every hit extends the TTL and a value read often never refreshes.
+			ttlcache.WithDisableTouchOnHit[Fields, *DeviceSnapshot](),
+			ttlcache.WithLoader[Fields, *DeviceSnapshot](ttlcache.NewSuppressedLoader[Fields, *DeviceSnapshot](loader, nil)),
+		)
+	}
+	d.procs.init()
+	return d
+}
+
+// handle returns the NVML handle, looked up once. A GPU that is lost at
+// lookup gives a Device whose every metric is N/A with reason GPULost.
+func (d *Device) handle() (nvmlx.Device, error) {
+	if err := d.lib.ready(); err != nil {
+		return nil, err
+	}
+	d.handleOnce.Do(func() {
+		d.h, d.handleErr = d.lib.backend.DeviceByIndex(d.index)
+		if d.handleErr != nil {
+			d.handleErr = fmt.Errorf("GPU %d: %w", d.index, d.handleErr)
+		}
+	})
+	return d.h, d.handleErr
+}
+
+// static reads a value once through the handle.
+func static[T any](d *Device, l *lazy[T], read func(h nvmlx.Device) (T, error)) Value[T] {
+	return l.get(func() Value[T] {
+		h, err := d.handle()
+		if err != nil {
+			return NA[T](ReasonOf(err), err)
+		}
+		return FromErr(read(h))
+	})
+}
+
+// Index returns the NVML index of the GPU (PCI bus order).
+func (d *Device) Index() int { return d.index }
+
+// String returns "GPU 0 (NVIDIA H100 80GB HBM3)".
+func (d *Device) String() string {
+	return fmt.Sprintf("GPU %d (%s)", d.index, d.Name())
+}
+
+// Name returns the product name, e.g. "NVIDIA H100 80GB HBM3". Static.
+func (d *Device) Name() Value[string] {
+	return static(d, &d.name, nvmlx.Device.Name)
+}
+
+// UUID returns the GPU UUID, e.g. "GPU-5f7d6c1e-…". Static.
+func (d *Device) UUID() Value[string] {
+	return static(d, &d.uuid, nvmlx.Device.UUID)
+}
+
+// BusID returns the PCI bus ID as NVML gives it, e.g. "00000000:17:00.0". Static.
+func (d *Device) BusID() Value[string] {
+	return static(d, &d.busID, nvmlx.Device.BusID)
+}
+
+// Serial returns the board serial number. Static; N/A on boards without one.
+func (d *Device) Serial() Value[string] {
+	return static(d, &d.serial, nvmlx.Device.Serial)
+}
+
+// MinorNumber returns the minor number of /dev/nvidiaN. Static.
+func (d *Device) MinorNumber() Value[int] {
+	return static(d, &d.minor, nvmlx.Device.Minor)
+}
+
+// CUDAComputeCapability returns the compute capability, e.g. 9.0. Static.
+func (d *Device) CUDAComputeCapability() Value[ComputeCapability] {
+	return static(d, &d.cc, func(h nvmlx.Device) (ComputeCapability, error) {
+		maj, min, err := h.CUDAComputeCapability()
+		return ComputeCapability{maj, min}, err
+	})
+}
+
+func (d *Device) maxClock(c nvmlx.Clock) Value[MHz] {
+	return d.maxClocks.get(func() Value[[4]Value[MHz]] {
+		var out [4]Value[MHz]
+		h, err := d.handle()
+		for i := range out {
+			if err != nil {
+				out[i] = NA[MHz](ReasonOf(err), err)
+				continue
+			}
+			v, e := h.MaxClock(nvmlx.Clock(i))
+			out[i] = FromErr(MHz(v), e)
+		}
+		return Value[[4]Value[MHz]]{v: out, ok: true}
+	}).v[c]
+}
+
+// MaxGraphicsClock returns the maximum graphics clock. Static.
+func (d *Device) MaxGraphicsClock() Value[MHz] { return d.maxClock(nvmlx.ClockGraphics) }
+
+// MaxSMClock returns the maximum SM clock. Static.
+func (d *Device) MaxSMClock() Value[MHz] { return d.maxClock(nvmlx.ClockSM) }
+
+// MaxMemoryClock returns the maximum memory clock. Static.
+func (d *Device) MaxMemoryClock() Value[MHz] { return d.maxClock(nvmlx.ClockMemory) }
+
+// MaxVideoClock returns the maximum video clock. Static.
+func (d *Device) MaxVideoClock() Value[MHz] { return d.maxClock(nvmlx.ClockVideo) }
+
+// NVLinkLinkCount returns the number of NVLink links (0 without NVLink). Static.
+func (d *Device) NVLinkLinkCount() Value[int] {
+	return static(d, &d.nvlinkCount, func(h nvmlx.Device) (int, error) {
+		r, err := h.FieldValues([]nvmlx.FieldRequest{{ID: nvmlx.FieldNVLinkLinkCount}})
+		if err != nil {
+			return 0, err
+		}
+		if r[0].Err != nil {
+			return 0, r[0].Err
+		}
+		return int(r[0].Uint), nil
+	})
+}
+
+// cached returns a reading of the groups f, no older than the Library's
+// cache TTL. Snapshots bypass it.
+func (d *Device) cached(f Fields) *DeviceSnapshot {
+	if d.cache == nil {
+		s := d.read(f, nil)
+		return &s
+	}
+	return d.cache.Get(f).Value()
+}
+
+// Memory metrics. N/A on a unified-memory GPU (see UnifiedMemory).
+
+// MemoryTotal returns the frame-buffer size in bytes.
+func (d *Device) MemoryTotal() Value[Bytes] { return d.cached(FieldMemory).MemoryTotal }
+
+// MemoryUsed returns the used frame buffer in bytes (including reserved memory, as nvidia-smi ≥ R510).
+func (d *Device) MemoryUsed() Value[Bytes] { return d.cached(FieldMemory).MemoryUsed }
+
+// MemoryFree returns the free frame buffer in bytes.
+func (d *Device) MemoryFree() Value[Bytes] { return d.cached(FieldMemory).MemoryFree }
+
+// MemoryReserved returns the memory the driver reserves, in bytes (N/A on drivers before R510).
+func (d *Device) MemoryReserved() Value[Bytes] { return d.cached(FieldMemory).MemoryReserved }
+
+// MemoryPercent returns used/total in percent, rounded to one decimal.
+func (d *Device) MemoryPercent() Value[Percent] { return d.cached(FieldMemory).MemoryPercent }
+
+// UnifiedMemory reports whether the GPU has no frame buffer of its own (NVML
+// reports memory as not supported or with a total of 0).
+func (d *Device) UnifiedMemory() bool { return d.cached(FieldMemory).UnifiedMemory }
+
+// BAR1Total returns the BAR1 aperture size in bytes.
+func (d *Device) BAR1Total() Value[Bytes] { return d.cached(FieldBAR1).BAR1Total }
+
+// BAR1Used returns the used BAR1 memory in bytes.
+func (d *Device) BAR1Used() Value[Bytes] { return d.cached(FieldBAR1).BAR1Used }
+
+// BAR1Free returns the free BAR1 memory in bytes.
+func (d *Device) BAR1Free() Value[Bytes] { return d.cached(FieldBAR1).BAR1Free }
+
+// GPUUtilization returns the percent of time a kernel ran over the driver's last sample period.
+func (d *Device) GPUUtilization() Value[Percent] { return d.cached(FieldUtilization).GPUUtilization }
+
+// MemoryUtilization returns the percent of time device memory was read or written.
+func (d *Device) MemoryUtilization() Value[Percent] {
+	return d.cached(FieldUtilization).MemoryUtilization
+}
+
+// EncoderUtilization returns the video encoder utilization in percent.
+func (d *Device) EncoderUtilization() Value[Percent] { return d.cached(FieldCodec).EncoderUtilization }
+
+// DecoderUtilization returns the video decoder utilization in percent.
+func (d *Device) DecoderUtilization() Value[Percent] { return d.cached(FieldCodec).DecoderUtilization }
+
+// GraphicsClock returns the current graphics clock.
+func (d *Device) GraphicsClock() Value[MHz] { return d.cached(FieldClocks).GraphicsClock }
+
+// SMClock returns the current SM clock.
+func (d *Device) SMClock() Value[MHz] { return d.cached(FieldClocks).SMClock }
+
+// MemoryClock returns the current memory clock.
+func (d *Device) MemoryClock() Value[MHz] { return d.cached(FieldClocks).MemoryClock }
+
+// VideoClock returns the current video clock.
+func (d *Device) VideoClock() Value[MHz] { return d.cached(FieldClocks).VideoClock }
+
+// FanSpeed returns the fan speed in percent of its maximum (it can exceed
+// 100). N/A on boards without fans (SXM modules).
+func (d *Device) FanSpeed() Value[Percent] { return d.cached(FieldFan).FanSpeed }
+
+// Temperature returns the GPU core temperature.
+func (d *Device) Temperature() Value[Celsius] { return d.cached(FieldTemperature).Temperature }
+
+// PowerUsage returns the board power draw, as nvidia-smi's power.draw: the
+// one-second average on Ampere and newer (except A100), else instantaneous.
+func (d *Device) PowerUsage() Value[MilliWatts] { return d.cached(FieldPower).PowerUsage }
+
+// PowerLimit returns the power management limit.
+func (d *Device) PowerLimit() Value[MilliWatts] { return d.cached(FieldPower).PowerLimit }
+
+// PowerStatus returns "66W / 250W".
+func (d *Device) PowerStatus() string {
+	s := d.cached(FieldPower)
+	return PowerStatus(s.PowerUsage, s.PowerLimit)
+}
+
+// PCIeTXThroughput returns the PCIe transmit rate over the driver's 20 ms window.
+func (d *Device) PCIeTXThroughput() Value[KiBPerSecond] { return d.cached(FieldPCIe).PCIeTX }
+
+// PCIeRXThroughput returns the PCIe receive rate over the driver's 20 ms window.
+func (d *Device) PCIeRXThroughput() Value[KiBPerSecond] { return d.cached(FieldPCIe).PCIeRX }
+
+// NVLinkTXThroughput returns the NVLink transmit rate summed over links,
+// averaged since the previous NVLink reading of this Device (N/A on the first).
+func (d *Device) NVLinkTXThroughput() Value[KiBPerSecond] { return d.cached(FieldNVLink).NVLinkTX }
+
+// NVLinkRXThroughput returns the NVLink receive rate summed over links, like NVLinkTXThroughput.
+func (d *Device) NVLinkRXThroughput() Value[KiBPerSecond] { return d.cached(FieldNVLink).NVLinkRX }
+
+// TotalVolatileUncorrectedECCErrors returns the uncorrected ECC errors since the driver loaded. N/A with ECC off.
+func (d *Device) TotalVolatileUncorrectedECCErrors() Value[uint64] {
+	return d.cached(FieldECC).VolatileUncorrectedECC
+}
+
+// PerformanceState returns the P-state (P0 fastest).
+func (d *Device) PerformanceState() Value[PState] {
+	return d.cached(FieldPerformanceState).PerformanceState
+}
+
+// DisplayActive reports whether a display is initialised on the GPU (e.g. an X server).
+func (d *Device) DisplayActive() Value[OnOff] { return d.cached(FieldDisplay).DisplayActive }
+
+// DisplayMode reports whether a physical display is connected.
+func (d *Device) DisplayMode() Value[OnOff] { return d.cached(FieldDisplay).DisplayMode }
+
+// PersistenceMode reports whether persistence mode is on.
+func (d *Device) PersistenceMode() Value[OnOff] {
+	return d.cached(FieldPersistenceMode).PersistenceMode
+}
+
+// ComputeMode returns the compute mode.
+func (d *Device) ComputeMode() Value[ComputeMode] { return d.cached(FieldComputeMode).ComputeMode }
+
+// MIGMode reports whether MIG is enabled now. N/A on GPUs without MIG.
+func (d *Device) MIGMode() Value[OnOff] { return d.cached(FieldMIGMode).MIGMode }
+
+// MIGModePending reports the MIG mode that applies after the next GPU reset.
+func (d *Device) MIGModePending() Value[OnOff] { return d.cached(FieldMIGMode).MIGModePending }
+
+// Snapshot reads the groups f of this device now, bypassing the cache, and
+// returns plain data. With FieldProcesses it includes the processes.
+func (d *Device) Snapshot(f Fields) DeviceSnapshot {
+	s := d.read(f, newHostMemo())
+	d.remember(f, s)
+	return s
+}
+
+// remember stores a fresh reading in the per-metric cache.
+func (d *Device) remember(f Fields, s DeviceSnapshot) {
+	if d.cache == nil {
+		return
+	}
+	c := s
+	c.Processes = nil
+	for b := f &^ FieldProcesses; b != 0; b &= b - 1 {
+		d.cache.Set(b&-b, &c, ttlcache.DefaultTTL)
+	}
+}
+
+// op identifies one NVML reading whose "not supported" answer is remembered.
+type op uint8
+
+const (
+	opMemory op = iota
+	opBAR1
+	opUtilization
+	opEncoder
+	opDecoder
+	opClockGraphics
+	opClockSM
+	opClockMemory
+	opClockVideo
+	opFan
+	opTemperature
+	opPowerUsage
+	opPowerLimit
+	opPCIeTX
+	opPCIeRX
+	opDisplayActive
+	opDisplayMode
+	opPersistence
+	opPState
+	opComputeMode
+	opECC
+	opMIGMode
+	opFieldValues
+	opFieldPowerAverage
+	opFieldPowerInstant
+	opFieldPowerLimit
+	opFieldECC
+	opFieldNVLink
+	numOps
+)
+
+// capabilities remembers which readings the GPU does not support: NVML's
+// NOT_SUPPORTED (and a function missing from the driver) is a permanent
+// property of a GPU and driver, so a snapshot does not pay for it again.
+type capabilities struct {
+	mu          sync.Mutex
+	unsupported [numOps]error
+}
+
+func (c *capabilities) known(o op) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unsupported[o]
+}
+
+func (c *capabilities) note(o op, err error) {
+	if err != nil && errors.Is(err, ErrNotSupported) {
+		c.mu.Lock()
+		c.unsupported[o] = err
+		c.mu.Unlock()
+	}
+}
+
+// try runs an NVML reading unless it is known to be unsupported.
+func try[T any](d *Device, o op, f func() (T, error)) (T, error) {
+	if err := d.caps.known(o); err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := f()
+	d.caps.note(o, err)
+	return v, err
+}
+
+type nvlinkCounters struct {
+	ok     bool
+	tx, rx uint64
+	ts     int64 // µs
+}
+
+// reader carries one pass over one device: after the GPU is found lost, no
+// further NVML call is made in this pass.
+type reader struct {
+	d    *Device
+	h    nvmlx.Device
+	lost error
+}
+
+func (r *reader) check(err error) error {
+	if err != nil && r.lost == nil && errors.Is(err, ErrGPULost) {
+		r.lost = err
+	}
+	return err
+}
+
+func readMetric[T, U any](r *reader, o op, f func() (T, error), conv func(T) U) Value[U] {
+	if r.lost != nil {
+		return NA[U](GPULost, r.lost)
+	}
+	v, err := try(r.d, o, f)
+	if r.check(err) != nil {
+		return NA[U](ReasonOf(err), err)
+	}
+	return Some(conv(v))
+}
+
+func pct(v uint32) Percent { return Percent(v) }
+func onoff(v bool) OnOff   { return OnOff(v) }
+
+// read makes one pass over the groups f. It never fails as a whole: what
+// cannot be read is N/A with its reason, and s.Err says why the device as a
+// whole could not be read (e.g. ErrGPULost).
+func (d *Device) read(f Fields, hosts *hostMemo) DeviceSnapshot {
+	s := DeviceSnapshot{Timestamp: time.Now(), Index: d.index, Fields: f}
+	s.UUID = d.UUID().Or("")
+	s.Name = d.Name()
+	s.BusID = d.BusID()
+	s.Serial = d.Serial()
+	s.MinorNumber = d.MinorNumber()
+	s.CUDAComputeCapability = d.CUDAComputeCapability()
+
+	h, err := d.handle()
+	if err != nil {
+		s.setErr(err)
+		s.fillNA(f, err)
+		return s
+	}
+	r := &reader{d: d, h: h}
+
+	if f&FieldMemory != 0 {
+		r.memory(&s)
+	}
+	if f&FieldBAR1 != 0 {
+		b := readMetric(r, opBAR1, h.BAR1, func(b nvmlx.BAR1) nvmlx.BAR1 { return b })
+		s.BAR1Total = Map(b, func(b nvmlx.BAR1) Bytes { return Bytes(b.Total) })
+		s.BAR1Used = Map(b, func(b nvmlx.BAR1) Bytes { return Bytes(b.Used) })
+		s.BAR1Free = Map(b, func(b nvmlx.BAR1) Bytes { return Bytes(b.Free) })
+	}
+	if f&FieldUtilization != 0 {
+		u := readMetric(r, opUtilization, func() ([2]uint32, error) {
+			g, m, err := h.Utilization()
+			return [2]uint32{g, m}, err
+		}, func(u [2]uint32) [2]uint32 { return u })
+		s.GPUUtilization = Map(u, func(u [2]uint32) Percent { return Percent(u[0]) })
+		s.MemoryUtilization = Map(u, func(u [2]uint32) Percent { return Percent(u[1]) })
+	}
+	if f&FieldCodec != 0 {
+		s.EncoderUtilization = readMetric(r, opEncoder, h.Encoder, pct)
+		s.DecoderUtilization = readMetric(r, opDecoder, h.Decoder, pct)
+	}
+	if f&FieldClocks != 0 {
+		clock := func(o op, c nvmlx.Clock) Value[MHz] {
+			return readMetric(r, o, func() (uint32, error) { return h.Clock(c) }, func(v uint32) MHz { return MHz(v) })
+		}
+		s.GraphicsClock = clock(opClockGraphics, nvmlx.ClockGraphics)
+		s.SMClock = clock(opClockSM, nvmlx.ClockSM)
+		s.MemoryClock = clock(opClockMemory, nvmlx.ClockMemory)
+		s.VideoClock = clock(opClockVideo, nvmlx.ClockVideo)
+		s.MaxGraphicsClock = d.MaxGraphicsClock()
+		s.MaxSMClock = d.MaxSMClock()
+		s.MaxMemoryClock = d.MaxMemoryClock()
+		s.MaxVideoClock = d.MaxVideoClock()
+	}
+	if f&FieldFan != 0 {
+		s.FanSpeed = readMetric(r, opFan, h.FanSpeed, pct)
+	}
+	if f&FieldTemperature != 0 {
+		s.Temperature = readMetric(r, opTemperature, h.Temperature, func(v uint32) Celsius { return Celsius(v) })
+	}
+	if f&(FieldPower|FieldECC|FieldNVLink) != 0 {
+		r.batch(&s, f)
+	}
+	if f&FieldPCIe != 0 {
+		kib := func(v uint32) KiBPerSecond { return KiBPerSecond(v) }
+		s.PCIeTX = readMetric(r, opPCIeTX, func() (uint32, error) { return h.PCIeThroughput(true) }, kib)
+		s.PCIeRX = readMetric(r, opPCIeRX, func() (uint32, error) { return h.PCIeThroughput(false) }, kib)
+	}
+	if f&FieldPerformanceState != 0 {
+		s.PerformanceState = readMetric(r, opPState, h.PerformanceState, func(p int) PState { return PState(p) })
+		if p, ok := s.PerformanceState.Get(); ok && (p < 0 || p > 15) {
+			s.PerformanceState = NA[PState](NotReported, nil)
+		}
+	}
+	if f&FieldDisplay != 0 {
+		s.DisplayActive = readMetric(r, opDisplayActive, h.DisplayActive, onoff)
+		s.DisplayMode = readMetric(r, opDisplayMode, h.DisplayMode, onoff)
+	}
+	if f&FieldPersistenceMode != 0 {
+		s.PersistenceMode = readMetric(r, opPersistence, h.PersistenceMode, onoff)
+	}
+	if f&FieldComputeMode != 0 {
+		s.ComputeMode = readMetric(r, opComputeMode, h.ComputeMode, func(m int) ComputeMode { return ComputeMode(m) })
+	}
+	if f&FieldMIGMode != 0 {
+		m := readMetric(r, opMIGMode, func() ([2]int, error) {
+			c, p, err := h.MIGMode()
+			return [2]int{c, p}, err
+		}, func(m [2]int) [2]int { return m })
+		s.MIGMode = Map(m, func(m [2]int) OnOff { return m[0] == 1 })
+		s.MIGModePending = Map(m, func(m [2]int) OnOff { return m[1] == 1 })
+	}
+	if f&FieldProcesses != 0 {
+		if r.lost != nil {
+			s.ProcessesErr = r.lost
+		} else {
+			s.Processes, s.ProcessesErr = d.readProcesses(r, s.MemoryTotal, hosts)
+		}
+		if s.ProcessesErr != nil {
+			s.ProcessesError = s.ProcessesErr.Error()
+		}
+	}
+	if r.lost != nil {
+		s.setErr(r.lost)
+	}
+	return s
+}
+
+func (r *reader) memory(s *DeviceSnapshot) {
+	m := readMetric(r, opMemory, r.h.Memory, func(m nvmlx.Memory) nvmlx.Memory { return m })
+	v, ok := m.Get()
+	if !ok && m.Reason() != NotSupported || ok && v.Total != 0 {
+		s.MemoryTotal = Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Total) })
+		s.MemoryUsed = Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Used) })
+		s.MemoryFree = Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Free) })
+		s.MemoryReserved = Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Reserved) })
+		if ok && !v.HasReserved {
+			s.MemoryReserved = NA[Bytes](NotSupported, nil)
+		}
+		s.MemoryPercent = Map(m, func(m nvmlx.Memory) Percent { return percentOf(m.Used, m.Total) })
+		return
+	}
+	// NOT_SUPPORTED, or a total of 0: a unified-memory GPU.
+	s.UnifiedMemory = true
+	na := NA[Bytes](NotSupported, ErrUnifiedMemory)
+	s.MemoryTotal, s.MemoryUsed, s.MemoryFree, s.MemoryReserved = na, na, na, na
+	s.MemoryPercent = NA[Percent](NotSupported, ErrUnifiedMemory)
+}
+
+// percentOf returns part/whole in percent rounded to one decimal, as nvitop does.
+func percentOf(part, whole uint64) Percent {
+	if whole == 0 {
+		return 0
+	}
+	return Percent(math.Round(float64(part)/float64(whole)*1000) / 10)
+}
+
+// batch reads power, power limit, ECC and NVLink counters in one
+// nvmlDeviceGetFieldValues call, falling back to the single calls for values
+// the GPU answers NOT_SUPPORTED as fields (older drivers lack fields 185–190).
+func (r *reader) batch(s *DeviceSnapshot, f Fields) {
+	d, h := r.d, r.h
+	type slot struct {
+		o   op
+		req nvmlx.FieldRequest
+	}
+	var want []slot
+	add := func(o op, id, scope uint32) {
+		if d.caps.known(o) == nil {
+			want = append(want, slot{o, nvmlx.FieldRequest{ID: id, Scope: scope}})
+		}
+	}
+	nvlinks := 0
+	if f&FieldPower != 0 {
+		add(opFieldPowerAverage, nvmlx.FieldPowerAverage, 0)
+		add(opFieldPowerInstant, nvmlx.FieldPowerInstant, 0)
+		add(opFieldPowerLimit, nvmlx.FieldPowerCurrentLimit, 0)
+	}
+	if f&FieldECC != 0 {
+		add(opFieldECC, nvmlx.FieldECCDBEVolatileTotal, 0)
+	}
+	if f&FieldNVLink != 0 {
+		nvlinks = d.NVLinkLinkCount().Or(0)
+		if nvlinks > 0 {
+			add(opFieldNVLink, nvmlx.FieldNVLinkThroughputTX, nvmlx.ScopeAll)
+			add(opFieldNVLink, nvmlx.FieldNVLinkThroughputRX, nvmlx.ScopeAll)
+		}
+	}
+
+	got := map[uint32]nvmlx.FieldResult{}
+	if len(want) > 0 && r.lost == nil && d.caps.known(opFieldValues) == nil {
+		reqs := make([]nvmlx.FieldRequest, len(want))
+		for i, w := range want {
+			reqs[i] = w.req
+		}
+		res, err := h.FieldValues(reqs)
+		d.caps.note(opFieldValues, err)
+		r.check(err)
+		if err == nil {
+			for i, w := range want {
+				d.caps.note(w.o, res[i].Err)
+				got[w.req.ID] = res[i]
+			}
+		}
+	}
+	field := func(id uint32) (nvmlx.FieldResult, bool) {
+		v, ok := got[id]
+		return v, ok && v.Err == nil
+	}
+
+	if f&FieldPower != 0 {
+		if v, ok := field(nvmlx.FieldPowerAverage); ok {
+			s.PowerUsage = Some(MilliWatts(v.AsFloat()))
+		} else if v, ok := field(nvmlx.FieldPowerInstant); ok {
+			s.PowerUsage = Some(MilliWatts(v.AsFloat()))
+		} else {
+			s.PowerUsage = readMetric(r, opPowerUsage, h.PowerUsage, func(v uint32) MilliWatts { return MilliWatts(v) })
+		}
+		if v, ok := field(nvmlx.FieldPowerCurrentLimit); ok {
+			s.PowerLimit = Some(MilliWatts(v.AsFloat()))
+		} else {
+			s.PowerLimit = readMetric(r, opPowerLimit, h.PowerLimit, func(v uint32) MilliWatts { return MilliWatts(v) })
+		}
+	}
+	if f&FieldECC != 0 {
+		if v, ok := field(nvmlx.FieldECCDBEVolatileTotal); ok {
+			s.VolatileUncorrectedECC = Some(v.Uint)
+		} else {
+			s.VolatileUncorrectedECC = readMetric(r, opECC, h.VolatileUncorrectedECC, func(v uint64) uint64 { return v })
+		}
+	}
+	if f&FieldNVLink != 0 {
+		s.NVLinkTX, s.NVLinkRX = r.nvlink(nvlinks, got)
+	}
+}
+
+// nvlink turns the cumulative NVLink counters (KiB) into rates since the
+// previous reading of this device.
+func (r *reader) nvlink(links int, got map[uint32]nvmlx.FieldResult) (tx, rx Value[KiBPerSecond]) {
+	if r.lost != nil {
+		return NA[KiBPerSecond](GPULost, r.lost), NA[KiBPerSecond](GPULost, r.lost)
+	}
+	if links == 0 {
+		err := r.d.NVLinkLinkCount().Err()
+		if err == nil {
+			err = fmt.Errorf("no NVLink: %w", ErrNotSupported)
+		}
+		return NA[KiBPerSecond](ReasonOf(err), err), NA[KiBPerSecond](ReasonOf(err), err)
+	}
+	t, tok := got[nvmlx.FieldNVLinkThroughputTX]
+	x, xok := got[nvmlx.FieldNVLinkThroughputRX]
+	if !tok || !xok || t.Err != nil || x.Err != nil {
+		err := errors.Join(t.Err, x.Err)
+		if err == nil {
+			err = r.d.caps.known(opFieldNVLink)
+		}
+		return NA[KiBPerSecond](ReasonOf(err), err), NA[KiBPerSecond](ReasonOf(err), err)
+	}
+	d := r.d
+	d.nvlinkMu.Lock()
+	prev := d.nvlinkPrev
+	d.nvlinkPrev = nvlinkCounters{ok: true, tx: t.Uint, rx: x.Uint, ts: t.Timestamp}
+	d.nvlinkMu.Unlock()
+	dt := float64(t.Timestamp-prev.ts) / 1e6
+	if !prev.ok || dt <= 0 || t.Uint < prev.tx || x.Uint < prev.rx {
+		return NA[KiBPerSecond](NotReported, errNeedsTwoReadings), NA[KiBPerSecond](NotReported, errNeedsTwoReadings)
+	}
+	return Some(KiBPerSecond(math.Round(float64(t.Uint-prev.tx) / dt))), Some(KiBPerSecond(math.Round(float64(x.Uint-prev.rx) / dt)))
+}
+
+var errNeedsTwoReadings = fmt.Errorf("a rate needs two readings: %w", ErrNotReported)
+
+func errorsIsAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}
+
+var _ = nverr.Success

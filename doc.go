@@ -1,0 +1,59 @@
+// Package nvgo gives Go programs a typed, trustworthy view of NVIDIA GPUs and
+// the processes on them: the Go counterpart of nvitop's nvitop.api, built on
+// NVML (github.com/NVIDIA/go-nvml), gopsutil and ttlcache.
+//
+// # Shape
+//
+// A Library is an opened NVML. Open returns one over the system's
+// libnvidia-ml.so.1, or over any go-nvml nvml.Interface with WithNVML (for
+// instance the fake fleet of package fakegpu); the package-level functions
+// (Devices, DeviceByIndex, TakeSnapshot, …) use a lazily opened Default.
+//
+//	lib, err := nvgo.Open()
+//	defer lib.Close()
+//	devs, err := lib.Devices()
+//	fmt.Println(devs[0].Name(), devs[0].MemoryUsed(), devs[0].GPUUtilization())
+//
+// Live objects hold handles and caches: Device (a physical GPU), GpuProcess
+// (a process on a GPU) and HostProcess (the host side of a process). Plain
+// data never reaches back to the driver: Snapshot, DeviceSnapshot,
+// GpuProcessSnapshot and HostStats carry a capture time and JSON tags.
+//
+// # N/A
+//
+// Every metric is a Value[T]: real, or N/A with a Reason (not supported, no
+// permission, GPU lost, function missing from the driver, process gone, not
+// visible from this PID namespace, …). N/A is never zero: it prints "N/A",
+// marshals to JSON null and sorts after every real number with Compare.
+//
+// # Safety
+//
+// nvgo never crashes on a machine without a GPU or with an old driver. All
+// NVML calls pass through one guarded adapter: after a failed nvmlInit no
+// NVML call is made again (one would kill the process), and every optional
+// symbol is probed once after Init so that a function missing from an older
+// driver is reported as ErrFunctionMissing (which also matches
+// ErrNotSupported) instead of being called. Errors wrap typed sentinels
+// (ErrLibraryNotFound, ErrDriverNotLoaded, ErrDriverMismatch,
+// ErrNotSupported, ErrNoPermission, ErrNotFound, ErrGPULost) usable with
+// errors.Is; errors.As with *NVMLError gives the raw return code.
+//
+// Built with CGO_ENABLED=0, the package still compiles and Open returns
+// ErrBuiltWithoutCGO.
+//
+// # Cost
+//
+// Static values (name, UUID, bus ID, serial, minor number, compute capability,
+// maximum clocks, NVLink link count) are read once per Device. Per-metric
+// methods share a short TTL cache (DefaultCacheTTL). Library.Snapshot reads
+// every dynamic value fresh with the fewest NVML calls: process lists take one
+// call per kind, per-process utilization keeps a cursor at the newest driver
+// sample seen, power, power limit, ECC and NVLink counters come from one
+// batched field-value call, and a reading the GPU answered "not supported"
+// is not asked again.
+//
+// # Concurrency
+//
+// Library, Device, GpuProcess and HostProcess are safe for concurrent use;
+// nvgo starts no background goroutine.
+package nvgo

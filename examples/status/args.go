@@ -1,0 +1,139 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+var errHelp = errors.New("help")
+
+const usage = `usage: status [options]
+
+One-shot view of the NVIDIA GPUs and their processes.
+
+options:
+  --only IDX [IDX ...]   show only these GPUs (NVML indices); also --only=0,1
+  --compute              only compute processes (type C or C+G)
+  --graphics             only graphics processes (type G or C+G)
+  --user [NAME]          only processes of NAME (default: the current user)
+  --pid PID [PID ...]    only these processes
+  --ascii                ASCII characters only (no box drawing, no Unicode bars)
+  --no-color             no colours (also when NO_COLOR is set or stdout is not a terminal)
+  --json                 print one JSON object: {"devices": [{…, "processes": […]}]}
+  --simulate NAME|FILE   use a fake GPU fleet: dgx-a100, dgx-h100, dgx-h200, dgx-b200,
+                         or a scenario JSON file (see the README)
+  -h, --help             show this help
+
+exit status: 0 ok, 1 no usable NVIDIA driver or bad scenario, 2 bad arguments
+`
+
+type options struct {
+	only              []int
+	compute, graphics bool
+	userSet           bool
+	user              string
+	pids              []int
+	ascii, noColor    bool
+	json              bool
+	simulate          string
+}
+
+// parseArgs reads nvitop-style flags: a flag may take several values
+// ("--only 0 1"), "--flag=value" works for all, and --user's name is optional.
+func parseArgs(args []string) (*options, error) {
+	o := &options{noColor: os.Getenv("NO_COLOR") != ""}
+	ints := func(flag string, vals []string) ([]int, error) {
+		var out []int
+		for _, v := range vals {
+			for _, part := range strings.Split(v, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(part))
+				if err != nil || n < 0 {
+					return nil, fmt.Errorf("%s: %q is not a non-negative integer", flag, part)
+				}
+				out = append(out, n)
+			}
+		}
+		return out, nil
+	}
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		name, val, hasVal := strings.Cut(arg, "=")
+		// values after a multi-value flag, up to the next flag
+		takeMany := func() []string {
+			if hasVal {
+				return []string{val}
+			}
+			var vals []string
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				vals = append(vals, args[i])
+			}
+			return vals
+		}
+		noValue := func() error {
+			if hasVal {
+				return fmt.Errorf("%s takes no value", name)
+			}
+			return nil
+		}
+		var err error
+		switch name {
+		case "-h", "--help":
+			return nil, errHelp
+		case "--only", "-o":
+			vals := takeMany()
+			if len(vals) == 0 {
+				return nil, fmt.Errorf("%s needs at least one GPU index", name)
+			}
+			if o.only, err = ints(name, vals); err != nil {
+				return nil, err
+			}
+		case "--pid":
+			vals := takeMany()
+			if len(vals) == 0 {
+				return nil, fmt.Errorf("%s needs at least one PID", name)
+			}
+			if o.pids, err = ints(name, vals); err != nil {
+				return nil, err
+			}
+		case "--user", "-u":
+			o.userSet = true
+			if hasVal {
+				o.user = val
+			} else if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				o.user = args[i]
+			}
+		case "--simulate":
+			switch {
+			case hasVal:
+				o.simulate = val
+			case i+1 < len(args):
+				i++
+				o.simulate = args[i]
+			}
+			if o.simulate == "" {
+				return nil, fmt.Errorf("--simulate needs a preset name or a scenario file")
+			}
+		case "--compute", "-c":
+			err, o.compute = noValue(), true
+		case "--graphics", "-g":
+			err, o.graphics = noValue(), true
+		case "--ascii", "-U":
+			err, o.ascii = noValue(), true
+		case "--no-color":
+			err, o.noColor = noValue(), true
+		case "--json":
+			err, o.json = noValue(), true
+		default:
+			return nil, fmt.Errorf("unknown argument %q", arg)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}

@@ -1,0 +1,2 @@
+// Package fakegpu is a fake GPU fleet.
+package fakegpu

@@ -1,0 +1,160 @@
+package nvgo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/shirou/gopsutil/v3/cpu"
+	"github.com/shirou/gopsutil/v3/host"
+	"github.com/shirou/gopsutil/v3/load"
+	"github.com/shirou/gopsutil/v3/mem"
+)
+
+// HostStats is a snapshot of the host machine: plain data that never reads
+// the system again. Each metric that could not be read is N/A with the
+// reason (JSON null).
+type HostStats struct {
+	// Timestamp is when ReadHost began.
+	Timestamp time.Time `json:"timestamp"`
+	// Hostname is the host's name, or "" when it could not be read.
+	Hostname string `json:"hostname"`
+	// CPUCount is the number of logical CPUs on the host (not only those
+	// this process may run on).
+	CPUCount int `json:"cpu_count"`
+	// CPUPercent is how busy the host's CPUs were, over all of them (100 =
+	// all busy), since the previous ReadHost call in this process; the first
+	// call gives the average since boot.
+	CPUPercent Value[Percent] `json:"cpu_percent"`
+	// Load1, Load5 and Load15 are the load averages over 1, 5 and 15 minutes.
+	Load1  Value[float64] `json:"load1"`
+	Load5  Value[float64] `json:"load5"`
+	Load15 Value[float64] `json:"load15"`
+	// MemoryTotal is the physical memory.
+	MemoryTotal Value[Bytes] `json:"memory_total"`
+	// MemoryUsed is the memory in use: total − free − buffers − page cache.
+	MemoryUsed Value[Bytes] `json:"memory_used"`
+	// MemoryAvailable is the memory that can be given to programs without
+	// swapping (MemAvailable).
+	MemoryAvailable Value[Bytes] `json:"memory_available"`
+	// MemoryPercent is (total − available) / total, as psutil and nvitop give it.
+	MemoryPercent Value[Percent] `json:"memory_percent"`
+	// SwapTotal and SwapUsed are the swap space and the part in use.
+	SwapTotal Value[Bytes] `json:"swap_total"`
+	SwapUsed  Value[Bytes] `json:"swap_used"`
+	// SwapPercent is SwapUsed / SwapTotal, and 0 without swap.
+	SwapPercent Value[Percent] `json:"swap_percent"`
+	// Uptime is the time since boot (nanoseconds in JSON).
+	Uptime Value[time.Duration] `json:"uptime"`
+}
+
+// ReadHost reads the host's CPU, memory, swap, load and uptime. It never
+// fails as a whole: each metric that cannot be read is N/A with the reason.
+//
+// CPUPercent is measured from the previous ReadHost call in this process to
+// this one (the first call gives the average since boot), so call ReadHost
+// at the interval you want to measure over. ReadHost is safe for concurrent
+// use, but concurrent callers share, and so shorten, each other's intervals.
+func ReadHost(ctx context.Context) HostStats {
+	s := HostStats{Timestamp: time.Now(), CPUCount: HostCPUCount()}
+	s.Hostname, _ = HostName()
+	s.CPUPercent = hostCPUPercent(ctx)
+
+	if avg, err := load.AvgWithContext(ctx); err != nil {
+		s.Load1, s.Load5, s.Load15 = hostNA[float64](err), hostNA[float64](err), hostNA[float64](err)
+	} else {
+		s.Load1, s.Load5, s.Load15 = Some(avg.Load1), Some(avg.Load5), Some(avg.Load15)
+	}
+
+	if vm, err := mem.VirtualMemoryWithContext(ctx); err != nil {
+		s.MemoryTotal, s.MemoryUsed, s.MemoryAvailable = hostNA[Bytes](err), hostNA[Bytes](err), hostNA[Bytes](err)
+		s.MemoryPercent = hostNA[Percent](err)
+	} else {
+		s.MemoryTotal, s.MemoryUsed, s.MemoryAvailable = Some(Bytes(vm.Total)), Some(Bytes(vm.Used)), Some(Bytes(vm.Available))
+		s.MemoryPercent = hostPercentOf(vm.Total-min(vm.Available, vm.Total), vm.Total)
+	}
+
+	if sw, err := mem.SwapMemoryWithContext(ctx); err != nil {
+		s.SwapTotal, s.SwapUsed, s.SwapPercent = hostNA[Bytes](err), hostNA[Bytes](err), hostNA[Percent](err)
+	} else {
+		s.SwapTotal, s.SwapUsed = Some(Bytes(sw.Total)), Some(Bytes(sw.Used))
+		s.SwapPercent = Some(Percent(0))
+		if sw.Total > 0 {
+			s.SwapPercent = hostPercentOf(sw.Used, sw.Total)
+		}
+	}
+
+	if up, err := host.UptimeWithContext(ctx); err != nil {
+		s.Uptime = hostNA[time.Duration](err)
+	} else {
+		s.Uptime = Some(time.Duration(up) * time.Second)
+	}
+	return s
+}
+
+// HostCPUCount returns the number of logical CPUs on the host. Unlike
+// runtime.NumCPU it counts CPUs this process may not run on; it falls back
+// to runtime.NumCPU when the host's count cannot be read.
+func HostCPUCount() int {
+	if n, err := cpu.CountsWithContext(context.Background(), true); err == nil && n > 0 {
+		return n
+	}
+	return runtime.NumCPU()
+}
+
+// HostName returns the host's name.
+func HostName() (string, error) { return os.Hostname() }
+
+// hostNA returns an N/A host metric for err, with reason NoPermission for a
+// permission error and Failed otherwise.
+func hostNA[T any](err error) Value[T] {
+	if errors.Is(err, fs.ErrPermission) {
+		err = fmt.Errorf("%w: %w", ErrNoPermission, err)
+	}
+	return NA[T](ReasonOf(err), err)
+}
+
+func hostPercentOf(part, total uint64) Value[Percent] {
+	if total == 0 {
+		return NA[Percent](NotReported, errors.New("total is 0"))
+	}
+	return Some(Percent(float64(part) / float64(total) * 100))
+}
+
+// hostCPU holds the host's CPU times at the previous ReadHost call.
+var hostCPU struct {
+	sync.Mutex
+	busy, total float64 // seconds; zero before the first call
+}
+
+// hostCPUPercent returns the host's CPU use since the previous call, over all
+// CPUs. Busy time is all but idle and iowait, as psutil counts it; guest time
+// is already part of user time, so it is not added again.
+func hostCPUPercent(ctx context.Context) Value[Percent] {
+	ts, err := cpu.TimesWithContext(ctx, false)
+	if err != nil {
+		return hostNA[Percent](err)
+	}
+	if len(ts) == 0 {
+		return NA[Percent](NotReported, errors.New("no CPU times in /proc/stat"))
+	}
+	t := ts[0]
+	total := t.User + t.Nice + t.System + t.Idle + t.Iowait + t.Irq + t.Softirq + t.Steal
+	busy := total - t.Idle - t.Iowait
+
+	hostCPU.Lock()
+	defer hostCPU.Unlock()
+	dBusy, dTotal := busy-hostCPU.busy, total-hostCPU.total
+	if dTotal <= 0 {
+		// Called again within the same clock tick: nothing to measure yet;
+		// keep the previous reading as the start of the interval.
+		return Some(Percent(0))
+	}
+	hostCPU.busy, hostCPU.total = busy, total
+	return Some(Percent(min(max(dBusy/dTotal*100, 0), 100)))
+}

@@ -1,0 +1,173 @@
+// Package nvmlx is nvgo's one guarded door to NVML.
+//
+// Every NVML call nvgo makes passes through this package, which knows whether
+// Init succeeded, which symbols the installed driver exports and how to turn a
+// return code into a typed error (package nverr). Two traps of go-nvml kill the
+// whole process with "symbol lookup error" and cannot be recovered from: any
+// call after a failed Init (even Shutdown), and a call of a symbol the driver
+// lacks. The Backend makes both impossible: a failed Init is remembered and no
+// later call reaches NVML, and each symbol is probed once with
+// Extensions().LookupSymbol right after Init.
+//
+// This file is pure Go so that the public package compiles with CGO_ENABLED=0;
+// the implementation over go-nvml lives in files built only with cgo.
+package nvmlx
+
+// Backend is an opened NVML library. All methods are safe for concurrent use.
+type Backend interface {
+	// Acquire initialises NVML on first use and takes a reference. A failed
+	// Init is remembered and returned by every later Acquire without
+	// calling NVML again.
+	Acquire() error
+	// Release drops a reference; the last one shuts NVML down, and only if
+	// Init succeeded.
+	Release()
+	// HasSymbol reports whether the driver exports name (false before Init).
+	HasSymbol(name string) bool
+
+	DriverVersion() (string, error)
+	NVMLVersion() (string, error)
+	// CUDADriverVersion is the CUDA version the driver supports, e.g. 12040.
+	CUDADriverVersion() (int, error)
+	DeviceCount() (int, error)
+	DeviceByIndex(i int) (Device, error)
+	DeviceByUUID(uuid string) (Device, error)
+	DeviceByBusID(busID string) (Device, error)
+}
+
+// Clock names one of the GPU's clock domains.
+type Clock int
+
+// Clock domains, in NVML's order.
+const (
+	ClockGraphics Clock = iota
+	ClockSM
+	ClockMemory
+	ClockVideo
+)
+
+// Memory is the frame-buffer memory of a device, in bytes.
+type Memory struct {
+	Total, Used, Free, Reserved uint64
+	// HasReserved is false when the driver only offers the v1 call, which
+	// counts reserved memory as used without reporting it.
+	HasReserved bool
+}
+
+// BAR1 is the BAR1 aperture of a device, in bytes.
+type BAR1 struct{ Total, Used, Free uint64 }
+
+// ProcessInfo is one entry of a running-process list.
+type ProcessInfo struct {
+	PID uint32
+	// UsedMemory in bytes; NotAvailable when the driver has no value.
+	UsedMemory        uint64
+	GPUInstanceID     uint32
+	ComputeInstanceID uint32
+}
+
+// NotAvailable is NVML's "value not available" for 64-bit quantities.
+const NotAvailable = ^uint64(0)
+
+// NoInstance is NVML's "not a MIG instance" for GPU/compute instance IDs.
+const NoInstance = ^uint32(0)
+
+// ProcessSample is one per-process utilization sample (percent).
+type ProcessSample struct {
+	PID                  uint32
+	Timestamp            uint64 // CPU time in microseconds
+	SM, Memory, Enc, Dec uint32
+}
+
+// FieldRequest names one NVML field value (nvmlFieldValue_t.fieldId/scopeId).
+type FieldRequest struct {
+	ID, Scope uint32
+}
+
+// FieldResult is one answered field value.
+type FieldResult struct {
+	Err       error // nil when the value is valid
+	Timestamp int64 // microseconds
+	Float     float64
+	Uint      uint64
+	Int       int64
+	Kind      FieldKind
+}
+
+// FieldKind says which member of FieldResult holds the value.
+type FieldKind uint8
+
+// Kinds of field value.
+const (
+	FieldUint FieldKind = iota
+	FieldInt
+	FieldFloat
+)
+
+// AsFloat returns the value as a float64 whatever its kind.
+func (r FieldResult) AsFloat() float64 {
+	switch r.Kind {
+	case FieldFloat:
+		return r.Float
+	case FieldInt:
+		return float64(r.Int)
+	}
+	return float64(r.Uint)
+}
+
+// NVML field IDs nvgo uses (nvml.h NVML_FI_DEV_*).
+const (
+	FieldECCDBEVolatileTotal uint32 = 4
+	FieldNVLinkLinkCount     uint32 = 91
+	FieldNVLinkThroughputTX  uint32 = 138
+	FieldNVLinkThroughputRX  uint32 = 139
+	FieldPowerAverage        uint32 = 185
+	FieldPowerInstant        uint32 = 186
+	FieldPowerCurrentLimit   uint32 = 190
+	FieldPCIeCountTXBytes    uint32 = 197
+	FieldPCIeCountRXBytes    uint32 = 198
+	ScopeAll                 uint32 = ^uint32(0)
+)
+
+// Device is a GPU handle. Every method returns an error from package nverr on
+// failure and never reaches NVML once the Backend is released.
+type Device interface {
+	Name() (string, error)
+	UUID() (string, error)
+	BusID() (string, error)
+	Serial() (string, error)
+	Minor() (int, error)
+	Index() (int, error)
+	CUDAComputeCapability() (major, minor int, err error)
+
+	Memory() (Memory, error)
+	BAR1() (BAR1, error)
+	Utilization() (gpu, memory uint32, err error)
+	Encoder() (uint32, error)
+	Decoder() (uint32, error)
+	Clock(c Clock) (uint32, error)
+	MaxClock(c Clock) (uint32, error)
+	FanSpeed() (uint32, error)
+	Temperature() (uint32, error)
+	PowerUsage() (uint32, error)
+	PowerLimit() (uint32, error)
+	// PCIeThroughput is in KiB/s over the driver's 20 ms window.
+	PCIeThroughput(tx bool) (uint32, error)
+	DisplayActive() (bool, error)
+	DisplayMode() (bool, error)
+	PersistenceMode() (bool, error)
+	// PerformanceState is 0 (P0, fastest) to 15, or 32 when unknown.
+	PerformanceState() (int, error)
+	// ComputeMode is NVML's nvmlComputeMode_t.
+	ComputeMode() (int, error)
+	VolatileUncorrectedECC() (uint64, error)
+	MIGMode() (current, pending int, err error)
+	// FieldValues reads many values in one call; per-value failures are in
+	// each FieldResult, and the error is for the call as a whole.
+	FieldValues(reqs []FieldRequest) ([]FieldResult, error)
+	ComputeProcesses() ([]ProcessInfo, error)
+	GraphicsProcesses() ([]ProcessInfo, error)
+	// ProcessUtilization returns the samples newer than lastSeen (µs). No
+	// newer sample is not an error: it returns an empty slice.
+	ProcessUtilization(lastSeen uint64) ([]ProcessSample, error)
+}

@@ -1,0 +1,520 @@
+//go:build cgo
+
+package nvmlx
+
+import (
+	"encoding/binary"
+	"math"
+	"reflect"
+	"sync"
+	"sync/atomic"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/nvgo/nvgo/internal/nverr"
+)
+
+// versioned lists symbols that go-nvml binds to the newest of several
+// versions at load time; the function exists if any version does.
+var versioned = map[string][]string{
+	"nvmlDeviceGetComputeRunningProcesses":  {"nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses_v3"},
+	"nvmlDeviceGetGraphicsRunningProcesses": {"nvmlDeviceGetGraphicsRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses_v2", "nvmlDeviceGetGraphicsRunningProcesses_v3"},
+	"nvmlDeviceGetCount":                    {"nvmlDeviceGetCount", "nvmlDeviceGetCount_v2"},
+	"nvmlDeviceGetHandleByIndex":            {"nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByIndex_v2"},
+	"nvmlDeviceGetHandleByPciBusId":         {"nvmlDeviceGetHandleByPciBusId", "nvmlDeviceGetHandleByPciBusId_v2"},
+	"nvmlDeviceGetPciInfo":                  {"nvmlDeviceGetPciInfo", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo_v3"},
+}
+
+// symbols is every NVML function this package may call (besides Init and
+// Shutdown); each is probed once after Init.
+var symbols = []string{
+	"nvmlSystemGetDriverVersion", "nvmlSystemGetNVMLVersion", "nvmlSystemGetCudaDriverVersion",
+	"nvmlDeviceGetCount", "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByUUID", "nvmlDeviceGetHandleByPciBusId",
+	"nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetPciInfo", "nvmlDeviceGetSerial",
+	"nvmlDeviceGetMinorNumber", "nvmlDeviceGetIndex", "nvmlDeviceGetCudaComputeCapability",
+	"nvmlDeviceGetMemoryInfo", "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetBAR1MemoryInfo",
+	"nvmlDeviceGetUtilizationRates", "nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization",
+	"nvmlDeviceGetClockInfo", "nvmlDeviceGetMaxClockInfo", "nvmlDeviceGetFanSpeed", "nvmlDeviceGetTemperature",
+	"nvmlDeviceGetPowerUsage", "nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetPcieThroughput",
+	"nvmlDeviceGetDisplayActive", "nvmlDeviceGetDisplayMode", "nvmlDeviceGetPersistenceMode",
+	"nvmlDeviceGetPerformanceState", "nvmlDeviceGetComputeMode", "nvmlDeviceGetTotalEccErrors",
+	"nvmlDeviceGetMigMode", "nvmlDeviceGetFieldValues",
+	"nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses",
+	"nvmlDeviceGetProcessUtilization",
+}
+
+type backend struct {
+	lib nvml.Interface
+
+	// mu is held for reading by every NVML call and for writing by Init and
+	// Shutdown, so no call can run while the library is being unloaded.
+	mu      sync.RWMutex
+	refs    int
+	initErr error // sticky: once Init failed, NVML is never called again
+	live    bool  // Init succeeded and the last Shutdown has not run
+	syms    map[string]bool
+}
+
+var (
+	registryMu sync.Mutex
+	registry   = map[nvml.Interface]*backend{}
+	defaultLib nvml.Interface
+)
+
+// Open returns the Backend over lib. Opening the same (comparable) lib twice
+// gives the same Backend, so Init and Shutdown are refcounted across users.
+func Open(lib nvml.Interface) Backend {
+	if lib == nil {
+		return &backend{initErr: nverr.New("nvmlInit", nverr.LibraryNotFound)}
+	}
+	if !reflect.TypeOf(lib).Comparable() {
+		return &backend{lib: lib}
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if b, ok := registry[lib]; ok {
+		return b
+	}
+	b := &backend{lib: lib}
+	registry[lib] = b
+	return b
+}
+
+// Default returns the Backend over the system's libnvidia-ml.so.1.
+func Default() (Backend, error) {
+	registryMu.Lock()
+	if defaultLib == nil {
+		defaultLib = nvml.New()
+	}
+	lib := defaultLib
+	registryMu.Unlock()
+	return Open(lib), nil
+}
+
+func (b *backend) Acquire() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.initErr != nil {
+		return b.initErr
+	}
+	if b.refs == 0 {
+		if ret := b.lib.Init(); ret != nvml.SUCCESS {
+			// After a failed Init any NVML call, even Shutdown, can kill the
+			// process: remember the failure and never call NVML again.
+			b.initErr = nverr.New("nvmlInit", nverr.Code(ret))
+			return b.initErr
+		}
+		if b.syms == nil {
+			b.syms = probe(b.lib.Extensions())
+		}
+		b.live = true
+	}
+	b.refs++
+	return nil
+}
+
+func probe(ext nvml.ExtendedInterface) map[string]bool {
+	has := make(map[string]bool, len(symbols))
+	if ext == nil {
+		return has
+	}
+	for _, s := range symbols {
+		names := versioned[s]
+		if names == nil {
+			names = []string{s}
+		}
+		for _, n := range names {
+			if ext.LookupSymbol(n) == nil {
+				has[s] = true
+				break
+			}
+		}
+	}
+	return has
+}
+
+func (b *backend) Release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.refs == 0 {
+		return
+	}
+	b.refs--
+	if b.refs == 0 && b.live {
+		b.live = false
+		b.lib.Shutdown()
+	}
+}
+
+func (b *backend) HasSymbol(name string) bool {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.live && b.syms[name]
+}
+
+// call runs f, which makes exactly one NVML call of symbol sym, only when the
+// library is live and the driver exports sym.
+func (b *backend) call(sym string, f func() nvml.Return) error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if !b.live {
+		if b.initErr != nil {
+			return b.initErr
+		}
+		return nverr.New(sym, nverr.Uninitialized)
+	}
+	if !b.syms[sym] {
+		return nverr.Missing(sym)
+	}
+	return nverr.New(sym, nverr.Code(f()))
+}
+
+func (b *backend) DriverVersion() (s string, err error) {
+	err = b.call("nvmlSystemGetDriverVersion", func() (r nvml.Return) { s, r = b.lib.SystemGetDriverVersion(); return })
+	return s, err
+}
+
+func (b *backend) NVMLVersion() (s string, err error) {
+	err = b.call("nvmlSystemGetNVMLVersion", func() (r nvml.Return) { s, r = b.lib.SystemGetNVMLVersion(); return })
+	return s, err
+}
+
+func (b *backend) CUDADriverVersion() (v int, err error) {
+	err = b.call("nvmlSystemGetCudaDriverVersion", func() (r nvml.Return) { v, r = b.lib.SystemGetCudaDriverVersion(); return })
+	return v, err
+}
+
+func (b *backend) DeviceCount() (n int, err error) {
+	err = b.call("nvmlDeviceGetCount", func() (r nvml.Return) { n, r = b.lib.DeviceGetCount(); return })
+	return n, err
+}
+
+func (b *backend) DeviceByIndex(i int) (Device, error) {
+	var h nvml.Device
+	err := b.call("nvmlDeviceGetHandleByIndex", func() (r nvml.Return) { h, r = b.lib.DeviceGetHandleByIndex(i); return })
+	return b.wrap(h, err)
+}
+
+func (b *backend) DeviceByUUID(uuid string) (Device, error) {
+	var h nvml.Device
+	err := b.call("nvmlDeviceGetHandleByUUID", func() (r nvml.Return) { h, r = b.lib.DeviceGetHandleByUUID(uuid); return })
+	return b.wrap(h, err)
+}
+
+func (b *backend) DeviceByBusID(busID string) (Device, error) {
+	var h nvml.Device
+	err := b.call("nvmlDeviceGetHandleByPciBusId", func() (r nvml.Return) { h, r = b.lib.DeviceGetHandleByPciBusId(busID); return })
+	return b.wrap(h, err)
+}
+
+func (b *backend) wrap(h nvml.Device, err error) (Device, error) {
+	if err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, nverr.New("nvmlDeviceGetHandle", nverr.NotFound)
+	}
+	return &device{b: b, h: h}, nil
+}
+
+type device struct {
+	b *backend
+	h nvml.Device
+	// memoryV1 is set once the v2 memory call proved unusable on this driver.
+	memoryV1 atomic.Bool
+}
+
+func cstr(b []int8) string {
+	n := 0
+	for n < len(b) && b[n] != 0 {
+		n++
+	}
+	out := make([]byte, n)
+	for i := 0; i < n; i++ {
+		out[i] = byte(b[i])
+	}
+	return string(out)
+}
+
+func (d *device) Name() (s string, err error) {
+	err = d.b.call("nvmlDeviceGetName", func() (r nvml.Return) { s, r = d.h.GetName(); return })
+	return s, err
+}
+
+func (d *device) UUID() (s string, err error) {
+	err = d.b.call("nvmlDeviceGetUUID", func() (r nvml.Return) { s, r = d.h.GetUUID(); return })
+	return s, err
+}
+
+func (d *device) BusID() (s string, err error) {
+	err = d.b.call("nvmlDeviceGetPciInfo", func() nvml.Return {
+		pi, r := d.h.GetPciInfo()
+		s = cstr(pi.BusId[:])
+		return r
+	})
+	return s, err
+}
+
+func (d *device) Serial() (s string, err error) {
+	err = d.b.call("nvmlDeviceGetSerial", func() (r nvml.Return) { s, r = d.h.GetSerial(); return })
+	return s, err
+}
+
+func (d *device) Minor() (n int, err error) {
+	err = d.b.call("nvmlDeviceGetMinorNumber", func() (r nvml.Return) { n, r = d.h.GetMinorNumber(); return })
+	return n, err
+}
+
+func (d *device) Index() (n int, err error) {
+	err = d.b.call("nvmlDeviceGetIndex", func() (r nvml.Return) { n, r = d.h.GetIndex(); return })
+	return n, err
+}
+
+func (d *device) CUDAComputeCapability() (major, minor int, err error) {
+	err = d.b.call("nvmlDeviceGetCudaComputeCapability", func() (r nvml.Return) { major, minor, r = d.h.GetCudaComputeCapability(); return })
+	return major, minor, err
+}
+
+func (d *device) Memory() (Memory, error) {
+	if !d.memoryV1.Load() {
+		var m nvml.Memory_v2
+		err := d.b.call("nvmlDeviceGetMemoryInfo_v2", func() (r nvml.Return) { m, r = d.h.GetMemoryInfo_v2(); return })
+		c := nverr.CodeOf(err)
+		if c != nverr.FunctionNotFound && c != nverr.ArgumentVersionMismatch {
+			return Memory{Total: m.Total, Used: m.Used, Free: m.Free, Reserved: m.Reserved, HasReserved: true}, err
+		}
+		d.memoryV1.Store(true)
+	}
+	var m nvml.Memory
+	err := d.b.call("nvmlDeviceGetMemoryInfo", func() (r nvml.Return) { m, r = d.h.GetMemoryInfo(); return })
+	return Memory{Total: m.Total, Used: m.Used, Free: m.Free}, err
+}
+
+func (d *device) BAR1() (BAR1, error) {
+	var m nvml.BAR1Memory
+	err := d.b.call("nvmlDeviceGetBAR1MemoryInfo", func() (r nvml.Return) { m, r = d.h.GetBAR1MemoryInfo(); return })
+	return BAR1{Total: m.Bar1Total, Used: m.Bar1Used, Free: m.Bar1Free}, err
+}
+
+func (d *device) Utilization() (gpu, mem uint32, err error) {
+	err = d.b.call("nvmlDeviceGetUtilizationRates", func() nvml.Return {
+		u, r := d.h.GetUtilizationRates()
+		gpu, mem = u.Gpu, u.Memory
+		return r
+	})
+	return gpu, mem, err
+}
+
+func (d *device) Encoder() (v uint32, err error) {
+	err = d.b.call("nvmlDeviceGetEncoderUtilization", func() (r nvml.Return) { v, _, r = d.h.GetEncoderUtilization(); return })
+	return v, err
+}
+
+func (d *device) Decoder() (v uint32, err error) {
+	err = d.b.call("nvmlDeviceGetDecoderUtilization", func() (r nvml.Return) { v, _, r = d.h.GetDecoderUtilization(); return })
+	return v, err
+}
+
+var clockTypes = [...]nvml.ClockType{
+	ClockGraphics: nvml.CLOCK_GRAPHICS,
+	ClockSM:       nvml.CLOCK_SM,
+	ClockMemory:   nvml.CLOCK_MEM,
+	ClockVideo:    nvml.CLOCK_VIDEO,
+}
+
+func clockType(c Clock) (nvml.ClockType, error) {
+	if c < 0 || int(c) >= len(clockTypes) {
+		return 0, nverr.New("clock", nverr.InvalidArgument)
+	}
+	return clockTypes[c], nil
+}
+
+func (d *device) Clock(c Clock) (v uint32, err error) {
+	t, err := clockType(c)
+	if err != nil {
+		return 0, err
+	}
+	err = d.b.call("nvmlDeviceGetClockInfo", func() (r nvml.Return) { v, r = d.h.GetClockInfo(t); return })
+	return v, err
+}
+
+func (d *device) MaxClock(c Clock) (v uint32, err error) {
+	t, err := clockType(c)
+	if err != nil {
+		return 0, err
+	}
+	err = d.b.call("nvmlDeviceGetMaxClockInfo", func() (r nvml.Return) { v, r = d.h.GetMaxClockInfo(t); return })
+	return v, err
+}
+
+func (d *device) FanSpeed() (v uint32, err error) {
+	err = d.b.call("nvmlDeviceGetFanSpeed", func() (r nvml.Return) { v, r = d.h.GetFanSpeed(); return })
+	return v, err
+}
+
+func (d *device) Temperature() (v uint32, err error) {
+	err = d.b.call("nvmlDeviceGetTemperature", func() (r nvml.Return) { v, r = d.h.GetTemperature(nvml.TEMPERATURE_GPU); return })
+	return v, err
+}
+
+func (d *device) PowerUsage() (v uint32, err error) {
+	err = d.b.call("nvmlDeviceGetPowerUsage", func() (r nvml.Return) { v, r = d.h.GetPowerUsage(); return })
+	return v, err
+}
+
+func (d *device) PowerLimit() (v uint32, err error) {
+	err = d.b.call("nvmlDeviceGetPowerManagementLimit", func() (r nvml.Return) { v, r = d.h.GetPowerManagementLimit(); return })
+	return v, err
+}
+
+func (d *device) PCIeThroughput(tx bool) (v uint32, err error) {
+	c := nvml.PCIE_UTIL_RX_BYTES
+	if tx {
+		c = nvml.PCIE_UTIL_TX_BYTES
+	}
+	err = d.b.call("nvmlDeviceGetPcieThroughput", func() (r nvml.Return) { v, r = d.h.GetPcieThroughput(c); return })
+	return v, err
+}
+
+func (d *device) DisplayActive() (on bool, err error) {
+	err = d.b.call("nvmlDeviceGetDisplayActive", func() nvml.Return {
+		s, r := d.h.GetDisplayActive()
+		on = s == nvml.FEATURE_ENABLED
+		return r
+	})
+	return on, err
+}
+
+func (d *device) DisplayMode() (on bool, err error) {
+	err = d.b.call("nvmlDeviceGetDisplayMode", func() nvml.Return {
+		s, r := d.h.GetDisplayMode()
+		on = s == nvml.FEATURE_ENABLED
+		return r
+	})
+	return on, err
+}
+
+func (d *device) PersistenceMode() (on bool, err error) {
+	err = d.b.call("nvmlDeviceGetPersistenceMode", func() nvml.Return {
+		s, r := d.h.GetPersistenceMode()
+		on = s == nvml.FEATURE_ENABLED
+		return r
+	})
+	return on, err
+}
+
+func (d *device) PerformanceState() (p int, err error) {
+	err = d.b.call("nvmlDeviceGetPerformanceState", func() nvml.Return {
+		s, r := d.h.GetPerformanceState()
+		p = int(s)
+		return r
+	})
+	return p, err
+}
+
+func (d *device) ComputeMode() (m int, err error) {
+	err = d.b.call("nvmlDeviceGetComputeMode", func() nvml.Return {
+		s, r := d.h.GetComputeMode()
+		m = int(s)
+		return r
+	})
+	return m, err
+}
+
+func (d *device) VolatileUncorrectedECC() (n uint64, err error) {
+	err = d.b.call("nvmlDeviceGetTotalEccErrors", func() (r nvml.Return) {
+		n, r = d.h.GetTotalEccErrors(nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.VOLATILE_ECC)
+		return
+	})
+	return n, err
+}
+
+func (d *device) MIGMode() (cur, pending int, err error) {
+	err = d.b.call("nvmlDeviceGetMigMode", func() (r nvml.Return) { cur, pending, r = d.h.GetMigMode(); return })
+	return cur, pending, err
+}
+
+func (d *device) FieldValues(reqs []FieldRequest) ([]FieldResult, error) {
+	if len(reqs) == 0 {
+		// go-nvml indexes values[0]: an empty request would panic.
+		return nil, nil
+	}
+	vals := make([]nvml.FieldValue, len(reqs))
+	for i, q := range reqs {
+		vals[i].FieldId, vals[i].ScopeId = q.ID, q.Scope
+	}
+	if err := d.b.call("nvmlDeviceGetFieldValues", func() nvml.Return { return d.h.GetFieldValues(vals) }); err != nil {
+		return nil, err
+	}
+	out := make([]FieldResult, len(vals))
+	for i, v := range vals {
+		out[i] = decodeField(v)
+	}
+	return out, nil
+}
+
+func decodeField(v nvml.FieldValue) FieldResult {
+	r := FieldResult{Timestamp: v.Timestamp, Err: nverr.New("nvmlDeviceGetFieldValues", nverr.Code(v.NvmlReturn))}
+	b := v.Value[:]
+	switch nvml.ValueType(v.ValueType) {
+	case nvml.VALUE_TYPE_DOUBLE:
+		r.Kind, r.Float = FieldFloat, math.Float64frombits(binary.LittleEndian.Uint64(b))
+	case nvml.VALUE_TYPE_UNSIGNED_INT:
+		r.Uint = uint64(binary.LittleEndian.Uint32(b))
+	case nvml.VALUE_TYPE_UNSIGNED_LONG, nvml.VALUE_TYPE_UNSIGNED_LONG_LONG:
+		r.Uint = binary.LittleEndian.Uint64(b)
+	case nvml.VALUE_TYPE_SIGNED_LONG_LONG:
+		r.Kind, r.Int = FieldInt, int64(binary.LittleEndian.Uint64(b))
+	case nvml.VALUE_TYPE_SIGNED_INT:
+		r.Kind, r.Int = FieldInt, int64(int32(binary.LittleEndian.Uint32(b)))
+	case nvml.VALUE_TYPE_UNSIGNED_SHORT:
+		r.Uint = uint64(binary.LittleEndian.Uint16(b))
+	default:
+		if r.Err == nil {
+			r.Err = nverr.New("nvmlDeviceGetFieldValues", nverr.Unknown)
+		}
+	}
+	return r
+}
+
+func processes(list []nvml.ProcessInfo) []ProcessInfo {
+	out := make([]ProcessInfo, len(list))
+	for i, p := range list {
+		out[i] = ProcessInfo{PID: p.Pid, UsedMemory: p.UsedGpuMemory, GPUInstanceID: p.GpuInstanceId, ComputeInstanceID: p.ComputeInstanceId}
+	}
+	return out
+}
+
+func (d *device) ComputeProcesses() (out []ProcessInfo, err error) {
+	err = d.b.call("nvmlDeviceGetComputeRunningProcesses", func() nvml.Return {
+		l, r := d.h.GetComputeRunningProcesses()
+		out = processes(l)
+		return r
+	})
+	return out, err
+}
+
+func (d *device) GraphicsProcesses() (out []ProcessInfo, err error) {
+	err = d.b.call("nvmlDeviceGetGraphicsRunningProcesses", func() nvml.Return {
+		l, r := d.h.GetGraphicsRunningProcesses()
+		out = processes(l)
+		return r
+	})
+	return out, err
+}
+
+func (d *device) ProcessUtilization(lastSeen uint64) (out []ProcessSample, err error) {
+	err = d.b.call("nvmlDeviceGetProcessUtilization", func() nvml.Return {
+		l, r := d.h.GetProcessUtilization(lastSeen)
+		if r == nvml.ERROR_NOT_FOUND {
+			// NVML's way of saying "no sample newer than lastSeen".
+			return nvml.SUCCESS
+		}
+		out = make([]ProcessSample, len(l))
+		for i, s := range l {
+			out[i] = ProcessSample{PID: s.Pid, Timestamp: s.TimeStamp, SM: s.SmUtil, Memory: s.MemUtil, Enc: s.EncUtil, Dec: s.DecUtil}
+		}
+		return r
+	})
+	return out, err
+}

@@ -1,0 +1,324 @@
+package nvgo
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nvgo/nvgo/internal/nverr"
+	"github.com/nvgo/nvgo/internal/nvmlx"
+)
+
+// DefaultCacheTTL is how long a per-metric Device method reuses a reading
+// before it asks NVML again. Snapshots never use the cache: they re-read
+// every dynamic value.
+const DefaultCacheTTL = time.Second
+
+// Library is an opened NVML library: the root of every Device, GpuProcess
+// and snapshot. NVML is initialised lazily on the first call that needs it,
+// once; a failed initialisation is remembered and returned by every later
+// call, which never reaches NVML again (after a failed nvmlInit any NVML
+// call, even nvmlShutdown, kills the process).
+//
+// A Library is safe for concurrent use. Close it when done; the package-level
+// functions use a default Library that lives as long as the process.
+type Library struct {
+	backend  nvmlx.Backend
+	openErr  error
+	cacheTTL time.Duration
+	log      *slog.Logger
+	hosts    *hostProcessTable
+
+	mu       sync.Mutex
+	acquired bool
+	initErr  error
+	closed   bool
+	devices  []*Device // by NVML index; nil until enumerated
+
+	verOnce sync.Once
+	ver     [3]string
+}
+
+type options struct {
+	backend  nvmlx.Backend
+	cacheTTL time.Duration
+	log      *slog.Logger
+}
+
+// Option configures Open.
+type Option func(*options)
+
+// WithCacheTTL sets how long per-metric Device methods reuse a reading
+// (default DefaultCacheTTL). Zero or negative disables the cache.
+func WithCacheTTL(d time.Duration) Option { return func(o *options) { o.cacheTTL = d } }
+
+// WithLogger sets the logger for debug messages (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// Open returns a Library over the system's NVML (libnvidia-ml.so.1), or over
+// the nvml.Interface given with WithNVML. It does not touch NVML: the first
+// call that needs the driver initialises it. Open fails only when NVML cannot
+// be used at all, e.g. ErrBuiltWithoutCGO.
+func Open(opts ...Option) (*Library, error) {
+	o := options{cacheTTL: DefaultCacheTTL}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.log == nil {
+		o.log = slog.Default()
+	}
+	l := &Library{backend: o.backend, cacheTTL: o.cacheTTL, log: o.log, hosts: newHostProcessTable()}
+	if l.backend == nil {
+		b, err := nvmlx.Default()
+		if err != nil {
+			return nil, err
+		}
+		l.backend = b
+	}
+	return l, nil
+}
+
+var (
+	defaultOnce sync.Once
+	defaultLib  *Library
+	defaultErr  error
+)
+
+// Default returns the process-wide Library over the system's NVML, opening it
+// on first use. It is never closed.
+func Default() (*Library, error) {
+	defaultOnce.Do(func() { defaultLib, defaultErr = Open() })
+	return defaultLib, defaultErr
+}
+
+// ready initialises NVML on first use and reports whether it can be used.
+func (l *Library) ready() error {
+	if l == nil {
+		return ErrClosed
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.readyLocked()
+}
+
+func (l *Library) readyLocked() error {
+	switch {
+	case l.closed:
+		return ErrClosed
+	case l.openErr != nil:
+		return l.openErr
+	case l.initErr != nil:
+		return l.initErr
+	case l.acquired:
+		return nil
+	}
+	if err := l.backend.Acquire(); err != nil {
+		l.initErr = fmt.Errorf("nvgo: cannot initialise NVML: %w", err)
+		return l.initErr
+	}
+	l.acquired = true
+	return nil
+}
+
+// Close releases NVML (shutting it down when no other Library holds it).
+// Devices and processes from this Library become unusable: their methods
+// return N/A or ErrClosed. Close is idempotent.
+func (l *Library) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	if l.acquired {
+		l.acquired = false
+		l.backend.Release()
+	}
+	return nil
+}
+
+// Available reports whether NVML can be initialised; when it cannot, the
+// error says why (errors.Is ErrLibraryNotFound, ErrDriverNotLoaded, …).
+func (l *Library) Available() error { return l.ready() }
+
+// DriverVersion returns the NVIDIA driver version, e.g. "580.95.05".
+func (l *Library) DriverVersion() (string, error) {
+	if err := l.ready(); err != nil {
+		return "", err
+	}
+	return l.backend.DriverVersion()
+}
+
+// NVMLVersion returns the NVML library version, e.g. "13.580.95.05".
+func (l *Library) NVMLVersion() (string, error) {
+	if err := l.ready(); err != nil {
+		return "", err
+	}
+	return l.backend.NVMLVersion()
+}
+
+// CUDADriverVersion returns the newest CUDA version the driver supports, as
+// nvidia-smi prints it: "12.4", or "12.4.1" when there is a patch level.
+func (l *Library) CUDADriverVersion() (string, error) {
+	if err := l.ready(); err != nil {
+		return "", err
+	}
+	v, err := l.backend.CUDADriverVersion()
+	if err != nil {
+		return "", err
+	}
+	return FormatCUDAVersion(v), nil
+}
+
+// FormatCUDAVersion turns NVML's integer CUDA version (1000×major + 10×minor
+// + patch, e.g. 12040) into "12.4" ("12.4.1" when the patch is not zero).
+func FormatCUDAVersion(v int) string {
+	major, minor, patch := v/1000, (v%1000)/10, v%10
+	if patch != 0 {
+		return fmt.Sprintf("%d.%d.%d", major, minor, patch)
+	}
+	return fmt.Sprintf("%d.%d", major, minor)
+}
+
+// DeviceCount returns the number of GPUs NVML sees.
+func (l *Library) DeviceCount() (int, error) {
+	devs, err := l.Devices()
+	return len(devs), err
+}
+
+// Devices returns every physical GPU in NVML index order. The Device values
+// are created once and reused by every later call, so their static values
+// are read only once.
+func (l *Library) Devices() ([]*Device, error) {
+	if err := l.ready(); err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.devices != nil {
+		return slices.Clone(l.devices), nil
+	}
+	n, err := l.backend.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	devs := make([]*Device, n)
+	for i := range devs {
+		devs[i] = l.newDevice(i)
+	}
+	l.devices = devs
+	return slices.Clone(devs), nil
+}
+
+// DeviceByIndex returns the GPU with NVML index i.
+func (l *Library) DeviceByIndex(i int) (*Device, error) {
+	devs, err := l.Devices()
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 || i >= len(devs) {
+		return nil, fmt.Errorf("nvgo: no GPU with index %d (%d GPUs): %w", i, len(devs), ErrNotFound)
+	}
+	return devs[i], nil
+}
+
+// DeviceByUUID returns the GPU whose UUID is uuid or starts with it, as CUDA
+// accepts in CUDA_VISIBLE_DEVICES: "GPU-5f7d…" in full, or a prefix such as
+// "GPU-5f7d" that matches exactly one GPU. The "GPU-" prefix is required and
+// matching is case-sensitive, as in CUDA. A prefix that matches several GPUs
+// gives ErrAmbiguous; none gives ErrNotFound.
+func (l *Library) DeviceByUUID(uuid string) (*Device, error) {
+	devs, err := l.Devices()
+	if err != nil {
+		return nil, err
+	}
+	uuids := make([]string, len(devs))
+	for i, d := range devs {
+		uuids[i] = d.UUID().Or("")
+	}
+	i, err := matchUUIDPrefix(uuid, uuids)
+	if err != nil {
+		return nil, err
+	}
+	return devs[i], nil
+}
+
+// DeviceByBusID returns the GPU at a PCI bus ID, in any case and with a 4- or
+// 8-digit domain ("0000:17:00.0", "00000000:17:00.0", "17:00.0").
+func (l *Library) DeviceByBusID(busID string) (*Device, error) {
+	want, err := NormalizeBusID(busID)
+	if err != nil {
+		return nil, err
+	}
+	devs, err := l.Devices()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range devs {
+		if b, ok := d.BusID().Get(); ok {
+			if got, err := NormalizeBusID(b); err == nil && got == want {
+				return d, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("nvgo: no GPU at PCI bus ID %q: %w", busID, ErrNotFound)
+}
+
+// Snapshot reads every device (and by default its processes) in one pass.
+// See Library.Snapshot in snapshot.go.
+
+// Package-level shortcuts over Default().
+
+// Devices returns every physical GPU of the default Library.
+func Devices() ([]*Device, error) {
+	l, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	return l.Devices()
+}
+
+// DeviceCount returns the number of GPUs of the default Library.
+func DeviceCount() (int, error) {
+	l, err := Default()
+	if err != nil {
+		return 0, err
+	}
+	return l.DeviceCount()
+}
+
+// DeviceByIndex returns a GPU of the default Library by NVML index.
+func DeviceByIndex(i int) (*Device, error) {
+	l, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	return l.DeviceByIndex(i)
+}
+
+// DriverVersion returns the driver version via the default Library.
+func DriverVersion() (string, error) {
+	l, err := Default()
+	if err != nil {
+		return "", err
+	}
+	return l.DriverVersion()
+}
+
+// TakeSnapshot snapshots every GPU of the default Library.
+func TakeSnapshot(ctx context.Context, opts ...SnapshotOption) (*Snapshot, error) {
+	l, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	return l.Snapshot(ctx, opts...)
+}
+
+// IsNVMLUnavailable reports whether err means there is no usable NVIDIA
+// driver here (no library, driver not loaded, version mismatch, no cgo).
+func IsNVMLUnavailable(err error) bool {
+	return errorsIsAny(err, ErrLibraryNotFound, ErrDriverNotLoaded, ErrDriverMismatch, ErrBuiltWithoutCGO, nverr.ErrUninitialized)
+}

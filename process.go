@@ -1,0 +1,385 @@
+package nvgo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nvgo/nvgo/internal/nvmlx"
+)
+
+// ProcessType says how a process uses a GPU: compute (C), graphics (G) or both (C+G).
+type ProcessType uint8
+
+// Process types; a C+G process is ProcessCompute|ProcessGraphics.
+const (
+	ProcessCompute ProcessType = 1 << iota
+	ProcessGraphics
+)
+
+// String returns "C", "G", "C+G", or "N/A" for none.
+func (t ProcessType) String() string {
+	switch t {
+	case ProcessCompute:
+		return "C"
+	case ProcessGraphics:
+		return "G"
+	case ProcessCompute | ProcessGraphics:
+		return "C+G"
+	}
+	return "N/A"
+}
+
+// MarshalText encodes the type as String prints it.
+func (t ProcessType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText decodes "C", "G" or "C+G".
+func (t *ProcessType) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "C":
+		*t = ProcessCompute
+	case "G":
+		*t = ProcessGraphics
+	case "C+G":
+		*t = ProcessCompute | ProcessGraphics
+	default:
+		return fmt.Errorf("nvgo: bad process type %q (want C, G or C+G)", b)
+	}
+	return nil
+}
+
+// GpuProcess is a process on one GPU: its GPU-side figures, as of the last
+// refresh of its Device's processes, and the host process it wraps. The same
+// *GpuProcess is returned while the process lives (identity is PID and
+// creation time), so its host CPU percent is a delta between refreshes.
+//
+// A GpuProcess is safe for concurrent use.
+type GpuProcess struct {
+	pid    int
+	device *Device
+	host   *HostProcess
+
+	mu        sync.RWMutex
+	typ       ProcessType
+	gpuMemory Value[Bytes]
+	memTotal  Value[Bytes]
+	sm, mem   Value[Percent]
+	enc, dec  Value[Percent]
+	gi, ci    Value[int]
+	updated   time.Time
+}
+
+// PID returns the process ID as NVML reports it (a host PID).
+func (p *GpuProcess) PID() int { return p.pid }
+
+// Device returns the GPU the process runs on.
+func (p *GpuProcess) Device() *Device { return p.device }
+
+// Host returns the host process (name, user, command, CPU, memory, signals).
+func (p *GpuProcess) Host() *HostProcess { return p.host }
+
+// String returns "pid 4242 on GPU 0".
+func (p *GpuProcess) String() string { return fmt.Sprintf("pid %d on GPU %d", p.pid, p.device.index) }
+
+func (p *GpuProcess) read() *GpuProcess { p.mu.RLock(); return p }
+func (p *GpuProcess) done()             { p.mu.RUnlock() }
+
+// Type returns C, G or C+G, recomputed on every refresh.
+func (p *GpuProcess) Type() ProcessType { defer p.read().done(); return p.typ }
+
+// GPUMemory returns the GPU memory the process uses. For a C+G process it is
+// the compute entry's figure. N/A when the driver reports none (WDDM, some MIG setups).
+func (p *GpuProcess) GPUMemory() Value[Bytes] { defer p.read().done(); return p.gpuMemory }
+
+// GPUMemoryPercent returns GPUMemory as a percent of the device's total memory.
+func (p *GpuProcess) GPUMemoryPercent() Value[Percent] {
+	defer p.read().done()
+	return memPercent(p.gpuMemory, p.memTotal)
+}
+
+// GPUSMUtilization returns the process's SM utilization from the driver's
+// newest sample; 0 when it had no sample in the last second (idle). N/A where
+// NVML keeps no per-process samples (e.g. MIG).
+func (p *GpuProcess) GPUSMUtilization() Value[Percent] { defer p.read().done(); return p.sm }
+
+// GPUMemoryUtilization returns the process's memory-controller utilization, like GPUSMUtilization.
+func (p *GpuProcess) GPUMemoryUtilization() Value[Percent] { defer p.read().done(); return p.mem }
+
+// GPUEncoderUtilization returns the process's encoder utilization, like GPUSMUtilization.
+func (p *GpuProcess) GPUEncoderUtilization() Value[Percent] { defer p.read().done(); return p.enc }
+
+// GPUDecoderUtilization returns the process's decoder utilization, like GPUSMUtilization.
+func (p *GpuProcess) GPUDecoderUtilization() Value[Percent] { defer p.read().done(); return p.dec }
+
+// GPUInstanceID returns the MIG GPU instance ID; N/A when not on MIG.
+func (p *GpuProcess) GPUInstanceID() Value[int] { defer p.read().done(); return p.gi }
+
+// ComputeInstanceID returns the MIG compute instance ID; N/A when not on MIG.
+func (p *GpuProcess) ComputeInstanceID() Value[int] { defer p.read().done(); return p.ci }
+
+// UpdatedAt returns when the GPU figures were last refreshed.
+func (p *GpuProcess) UpdatedAt() time.Time { defer p.read().done(); return p.updated }
+
+// Signal sends sig to the process after re-checking that its PID still
+// belongs to it (HostProcess.Signal): ErrProcessGone if not, ErrNoPermission
+// if the caller may not signal it.
+func (p *GpuProcess) Signal(sig syscall.Signal) error { return p.host.Signal(sig) }
+
+// Kill sends SIGKILL after re-checking the process's identity.
+func (p *GpuProcess) Kill() error { return p.host.Kill() }
+
+// Terminate sends SIGTERM after re-checking the process's identity.
+func (p *GpuProcess) Terminate() error { return p.host.Terminate() }
+
+// Interrupt sends SIGINT after re-checking the process's identity.
+func (p *GpuProcess) Interrupt() error { return p.host.Interrupt() }
+
+func memPercent(used, total Value[Bytes]) Value[Percent] {
+	u, ok1 := used.Get()
+	t, ok2 := total.Get()
+	switch {
+	case !ok1:
+		return Map(used, func(Bytes) Percent { return 0 })
+	case !ok2 || t == 0:
+		return Map(total, func(Bytes) Percent { return 0 })
+	}
+	return Some(percentOf(uint64(u), uint64(t)))
+}
+
+// Processes reads the processes on the GPU now and returns them, reusing the
+// GpuProcess of each process still alive. The error is for the process
+// lists as a whole (e.g. ErrGPULost); per-process failures are N/A fields.
+func (d *Device) Processes(ctx context.Context) ([]*GpuProcess, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h, err := d.handle()
+	if err != nil {
+		return nil, err
+	}
+	r := &reader{d: d, h: h}
+	procs, _, err := d.refreshProcesses(r, d.MemoryTotal())
+	return procs, err
+}
+
+// processState is a device's process bookkeeping.
+type processState struct {
+	mu    sync.Mutex
+	procs map[int]*GpuProcess
+	// cursor is the newest sample timestamp seen (µs): the next
+	// GetProcessUtilization asks only for newer samples.
+	cursor      uint64
+	cursorMoved time.Time
+	samples     map[uint32]nvmlx.ProcessSample
+}
+
+func (s *processState) init() {
+	s.procs = map[int]*GpuProcess{}
+	s.samples = map[uint32]nvmlx.ProcessSample{}
+}
+
+// sampleWindow is how old (in driver time) a process's newest sample may be,
+// relative to the device's newest, and still count as its current
+// utilization; older means the process was idle since.
+const sampleWindow = uint64(time.Second / time.Microsecond)
+
+// staleAfter is how long without any new sample on the device before every
+// process counts as idle.
+const staleAfter = 2 * time.Second
+
+type procEntry struct {
+	typ         ProcessType
+	mem         Value[Bytes]
+	computeSeen bool
+	gi, ci      Value[int]
+}
+
+func instanceID(v uint32) Value[int] {
+	if v == nvmlx.NoInstance {
+		return NA[int](NotSupported, nil)
+	}
+	return Some(int(v))
+}
+
+func processMemory(v uint64) Value[Bytes] {
+	if v == nvmlx.NotAvailable {
+		return NA[Bytes](NotReported, ErrNotReported)
+	}
+	return Some(Bytes(v))
+}
+
+// refreshProcesses reads the process lists (one call per kind), merges them,
+// reads per-process utilization from the cursor and updates the live objects.
+func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProcess, []procEntry, error) {
+	h := r.h
+	compute, errC := h.ComputeProcesses()
+	r.check(errC)
+	var graphics []nvmlx.ProcessInfo
+	errG := r.lost
+	if r.lost == nil {
+		graphics, errG = h.GraphicsProcesses()
+		r.check(errG)
+	}
+	if errC != nil && errG != nil {
+		return nil, nil, errors.Join(errC, errG)
+	}
+
+	entries := map[int]*procEntry{}
+	var order []int
+	merge := func(list []nvmlx.ProcessInfo, t ProcessType) {
+		for _, pi := range list {
+			pid := int(pi.PID)
+			e := entries[pid]
+			if e == nil {
+				e = &procEntry{}
+				entries[pid] = e
+				order = append(order, pid)
+			}
+			e.typ |= t
+			// Memory of a C+G process comes from its compute entry.
+			if t == ProcessCompute || !e.computeSeen {
+				e.mem = processMemory(pi.UsedMemory)
+				e.gi, e.ci = instanceID(pi.GPUInstanceID), instanceID(pi.ComputeInstanceID)
+			}
+			if t == ProcessCompute {
+				e.computeSeen = true
+			}
+		}
+	}
+	merge(compute, ProcessCompute)
+	merge(graphics, ProcessGraphics)
+
+	st := &d.procs
+	st.mu.Lock()
+	defer st.mu.Unlock()
+
+	utilErr := error(nil)
+	if len(entries) > 0 && r.lost == nil {
+		samples, err := h.ProcessUtilization(st.cursor)
+		r.check(err)
+		utilErr = err
+		for _, s := range samples {
+			if old, ok := st.samples[s.PID]; !ok || s.Timestamp >= old.Timestamp {
+				st.samples[s.PID] = s
+			}
+			if s.Timestamp > st.cursor {
+				st.cursor = s.Timestamp
+				st.cursorMoved = time.Now()
+			}
+		}
+	} else if r.lost != nil {
+		utilErr = r.lost
+	}
+	stale := time.Since(st.cursorMoved) > staleAfter
+
+	now := time.Now()
+	live := make(map[int]*GpuProcess, len(entries))
+	out := make([]*GpuProcess, 0, len(order))
+	for _, pid := range order {
+		e := entries[pid]
+		host := d.lib.hosts.lookup(pid)
+		p := st.procs[pid]
+		if p == nil || p.host != host {
+			p = &GpuProcess{pid: pid, device: d, host: host}
+		}
+		util := func(get func(nvmlx.ProcessSample) uint32) Value[Percent] {
+			if utilErr != nil {
+				return NA[Percent](ReasonOf(utilErr), utilErr)
+			}
+			s, ok := st.samples[uint32(pid)]
+			if !ok || stale || s.Timestamp+sampleWindow < st.cursor {
+				return Some(Percent(0))
+			}
+			return Some(Percent(get(s)))
+		}
+		p.mu.Lock()
+		p.typ, p.gpuMemory, p.memTotal, p.gi, p.ci = e.typ, e.mem, memTotal, e.gi, e.ci
+		p.sm = util(func(s nvmlx.ProcessSample) uint32 { return s.SM })
+		p.mem = util(func(s nvmlx.ProcessSample) uint32 { return s.Memory })
+		p.enc = util(func(s nvmlx.ProcessSample) uint32 { return s.Enc })
+		p.dec = util(func(s nvmlx.ProcessSample) uint32 { return s.Dec })
+		p.updated = now
+		p.mu.Unlock()
+		live[pid] = p
+		out = append(out, p)
+	}
+	st.procs = live
+	for pid := range st.samples {
+		if _, ok := live[int(pid)]; !ok {
+			delete(st.samples, pid)
+		}
+	}
+	return out, nil, nil
+}
+
+// readProcesses refreshes the processes and snapshots them.
+func (d *Device) readProcesses(r *reader, memTotal Value[Bytes], hosts *hostMemo) ([]GpuProcessSnapshot, error) {
+	procs, _, err := d.refreshProcesses(r, memTotal)
+	if err != nil {
+		return nil, err
+	}
+	if hosts == nil {
+		hosts = newHostMemo()
+	}
+	out := make([]GpuProcessSnapshot, len(procs))
+	for i, p := range procs {
+		out[i] = p.snapshot(hosts)
+	}
+	return out, nil
+}
+
+// Snapshot returns the process's figures as plain data, reading host
+// information now.
+func (p *GpuProcess) Snapshot() GpuProcessSnapshot { return p.snapshot(newHostMemo()) }
+
+func (p *GpuProcess) snapshot(hosts *hostMemo) GpuProcessSnapshot {
+	p.mu.RLock()
+	s := GpuProcessSnapshot{
+		Timestamp:             p.updated,
+		PID:                   p.pid,
+		DeviceIndex:           p.device.index,
+		DeviceUUID:            p.device.UUID().Or(""),
+		Type:                  p.typ,
+		GPUMemory:             p.gpuMemory,
+		GPUMemoryPercent:      memPercent(p.gpuMemory, p.memTotal),
+		GPUSMUtilization:      p.sm,
+		GPUMemoryUtilization:  p.mem,
+		GPUEncoderUtilization: p.enc,
+		GPUDecoderUtilization: p.dec,
+		GPUInstanceID:         p.gi,
+		ComputeInstanceID:     p.ci,
+	}
+	p.mu.RUnlock()
+	s.HostProcessSnapshot = hosts.get(p.host)
+	return s
+}
+
+// hostMemo shares one reading of each host process across the devices of one
+// snapshot (a process on several GPUs is read once; its CPU percent delta is
+// taken once).
+type hostMemo struct {
+	mu sync.Mutex
+	m  map[*HostProcess]*hostEntry
+}
+
+type hostEntry struct {
+	once sync.Once
+	snap HostProcessSnapshot
+}
+
+func newHostMemo() *hostMemo { return &hostMemo{m: map[*HostProcess]*hostEntry{}} }
+
+func (m *hostMemo) get(p *HostProcess) HostProcessSnapshot {
+	m.mu.Lock()
+	e := m.m[p]
+	if e == nil {
+		e = &hostEntry{}
+		m.m[p] = e
+	}
+	m.mu.Unlock()
+	e.once.Do(func() { e.snap = p.Snapshot() })
+	return e.snap
+}

@@ -1,0 +1,301 @@
+package nvgo
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Snapshot is one pass over the GPUs: plain data with a capture time that
+// never reaches back to the driver. Marshalled to JSON it is
+// {"timestamp": …, "driver_version": …, "devices": [{…, "processes": […]}]}.
+type Snapshot struct {
+	Timestamp         time.Time        `json:"timestamp"`
+	DriverVersion     string           `json:"driver_version"`
+	CUDADriverVersion string           `json:"cuda_driver_version"`
+	NVMLVersion       string           `json:"nvml_version"`
+	Fields            Fields           `json:"-"`
+	Devices           []DeviceSnapshot `json:"devices"`
+}
+
+// DeviceSnapshot is one GPU at one moment. Metrics outside the snapshot's
+// Fields are N/A with reason NotReported. JSON keys follow nvitop's snapshot
+// keys; N/A is null.
+type DeviceSnapshot struct {
+	Timestamp time.Time `json:"timestamp"`
+	Fields    Fields    `json:"-"`
+	Index     int       `json:"index"`
+	UUID      string    `json:"uuid"`
+	// Err is why the GPU as a whole could not be read (e.g. ErrGPULost);
+	// Error is its text in JSON.
+	Err   error  `json:"-"`
+	Error string `json:"error,omitempty"`
+
+	Name                  Value[string]            `json:"name"`
+	BusID                 Value[string]            `json:"bus_id"`
+	Serial                Value[string]            `json:"serial"`
+	MinorNumber           Value[int]               `json:"minor_number"`
+	CUDAComputeCapability Value[ComputeCapability] `json:"cuda_compute_capability"`
+
+	UnifiedMemory  bool           `json:"unified_memory"`
+	MemoryTotal    Value[Bytes]   `json:"memory_total"`
+	MemoryUsed     Value[Bytes]   `json:"memory_used"`
+	MemoryFree     Value[Bytes]   `json:"memory_free"`
+	MemoryReserved Value[Bytes]   `json:"memory_reserved"`
+	MemoryPercent  Value[Percent] `json:"memory_percent"`
+	BAR1Total      Value[Bytes]   `json:"bar1_memory_total"`
+	BAR1Used       Value[Bytes]   `json:"bar1_memory_used"`
+	BAR1Free       Value[Bytes]   `json:"bar1_memory_free"`
+
+	GPUUtilization     Value[Percent] `json:"gpu_utilization"`
+	MemoryUtilization  Value[Percent] `json:"memory_utilization"`
+	EncoderUtilization Value[Percent] `json:"encoder_utilization"`
+	DecoderUtilization Value[Percent] `json:"decoder_utilization"`
+
+	GraphicsClock    Value[MHz] `json:"graphics_clock"`
+	SMClock          Value[MHz] `json:"sm_clock"`
+	MemoryClock      Value[MHz] `json:"memory_clock"`
+	VideoClock       Value[MHz] `json:"video_clock"`
+	MaxGraphicsClock Value[MHz] `json:"max_graphics_clock"`
+	MaxSMClock       Value[MHz] `json:"max_sm_clock"`
+	MaxMemoryClock   Value[MHz] `json:"max_memory_clock"`
+	MaxVideoClock    Value[MHz] `json:"max_video_clock"`
+
+	FanSpeed    Value[Percent]    `json:"fan_speed"`
+	Temperature Value[Celsius]    `json:"temperature"`
+	PowerUsage  Value[MilliWatts] `json:"power_usage"`
+	PowerLimit  Value[MilliWatts] `json:"power_limit"`
+
+	PCIeTX   Value[KiBPerSecond] `json:"pcie_tx_throughput"`
+	PCIeRX   Value[KiBPerSecond] `json:"pcie_rx_throughput"`
+	NVLinkTX Value[KiBPerSecond] `json:"nvlink_tx_throughput"`
+	NVLinkRX Value[KiBPerSecond] `json:"nvlink_rx_throughput"`
+
+	VolatileUncorrectedECC Value[uint64]      `json:"total_volatile_uncorrected_ecc_errors"`
+	PerformanceState       Value[PState]      `json:"performance_state"`
+	DisplayActive          Value[OnOff]       `json:"display_active"`
+	DisplayMode            Value[OnOff]       `json:"display_mode"`
+	PersistenceMode        Value[OnOff]       `json:"persistence_mode"`
+	ComputeMode            Value[ComputeMode] `json:"compute_mode"`
+	MIGMode                Value[OnOff]       `json:"mig_mode"`
+	MIGModePending         Value[OnOff]       `json:"mig_mode_pending"`
+
+	// Processes is nil unless FieldProcesses was asked for.
+	Processes []GpuProcessSnapshot `json:"processes,omitempty"`
+	// ProcessesErr is why the process lists could not be read.
+	ProcessesErr   error  `json:"-"`
+	ProcessesError string `json:"processes_error,omitempty"`
+}
+
+func (s *DeviceSnapshot) setErr(err error) {
+	if s.Err == nil {
+		s.Err = err
+		s.Error = err.Error()
+	}
+}
+
+// fillNA marks every metric of the groups f N/A because of err.
+func (s *DeviceSnapshot) fillNA(f Fields, err error) {
+	r := ReasonOf(err)
+	b, p := NA[Bytes](r, err), NA[Percent](r, err)
+	m, w, k := NA[MHz](r, err), NA[MilliWatts](r, err), NA[KiBPerSecond](r, err)
+	o := NA[OnOff](r, err)
+	if f&FieldMemory != 0 {
+		s.MemoryTotal, s.MemoryUsed, s.MemoryFree, s.MemoryReserved, s.MemoryPercent = b, b, b, b, p
+	}
+	if f&FieldBAR1 != 0 {
+		s.BAR1Total, s.BAR1Used, s.BAR1Free = b, b, b
+	}
+	if f&FieldUtilization != 0 {
+		s.GPUUtilization, s.MemoryUtilization = p, p
+	}
+	if f&FieldCodec != 0 {
+		s.EncoderUtilization, s.DecoderUtilization = p, p
+	}
+	if f&FieldClocks != 0 {
+		s.GraphicsClock, s.SMClock, s.MemoryClock, s.VideoClock = m, m, m, m
+		s.MaxGraphicsClock, s.MaxSMClock, s.MaxMemoryClock, s.MaxVideoClock = m, m, m, m
+	}
+	if f&FieldFan != 0 {
+		s.FanSpeed = p
+	}
+	if f&FieldTemperature != 0 {
+		s.Temperature = NA[Celsius](r, err)
+	}
+	if f&FieldPower != 0 {
+		s.PowerUsage, s.PowerLimit = w, w
+	}
+	if f&FieldPCIe != 0 {
+		s.PCIeTX, s.PCIeRX = k, k
+	}
+	if f&FieldNVLink != 0 {
+		s.NVLinkTX, s.NVLinkRX = k, k
+	}
+	if f&FieldECC != 0 {
+		s.VolatileUncorrectedECC = NA[uint64](r, err)
+	}
+	if f&FieldPerformanceState != 0 {
+		s.PerformanceState = NA[PState](r, err)
+	}
+	if f&FieldDisplay != 0 {
+		s.DisplayActive, s.DisplayMode = o, o
+	}
+	if f&FieldPersistenceMode != 0 {
+		s.PersistenceMode = o
+	}
+	if f&FieldComputeMode != 0 {
+		s.ComputeMode = NA[ComputeMode](r, err)
+	}
+	if f&FieldMIGMode != 0 {
+		s.MIGMode, s.MIGModePending = o, o
+	}
+	if f&FieldProcesses != 0 {
+		s.ProcessesErr, s.ProcessesError = err, err.Error()
+	}
+}
+
+// GpuProcessSnapshot is one process on one GPU at one moment: its GPU
+// figures and its host figures. JSON keys follow nvitop's.
+type GpuProcessSnapshot struct {
+	Timestamp             time.Time      `json:"timestamp"`
+	PID                   int            `json:"pid"`
+	DeviceIndex           int            `json:"device_index"`
+	DeviceUUID            string         `json:"device_uuid"`
+	Type                  ProcessType    `json:"type"`
+	GPUMemory             Value[Bytes]   `json:"gpu_memory"`
+	GPUMemoryPercent      Value[Percent] `json:"gpu_memory_percent"`
+	GPUSMUtilization      Value[Percent] `json:"gpu_sm_utilization"`
+	GPUMemoryUtilization  Value[Percent] `json:"gpu_memory_utilization"`
+	GPUEncoderUtilization Value[Percent] `json:"gpu_encoder_utilization"`
+	GPUDecoderUtilization Value[Percent] `json:"gpu_decoder_utilization"`
+	GPUInstanceID         Value[int]     `json:"gpu_instance_id"`
+	ComputeInstanceID     Value[int]     `json:"compute_instance_id"`
+	HostProcessSnapshot
+}
+
+// HostProcessSnapshot is a host process at one moment. Fields that could not
+// be read are N/A; HostError says why (e.g. the process is in another PID
+// namespace).
+type HostProcessSnapshot struct {
+	IsRunning          bool                 `json:"is_running"`
+	Name               Value[string]        `json:"name"`
+	Username           Value[string]        `json:"username"`
+	Command            Value[string]        `json:"command"`
+	Cmdline            Value[[]string]      `json:"cmdline"`
+	Status             Value[string]        `json:"status"`
+	CPUPercent         Value[Percent]       `json:"cpu_percent"`
+	HostMemory         Value[Bytes]         `json:"host_memory"`
+	HostMemoryPercent  Value[Percent]       `json:"host_memory_percent"`
+	CreateTime         Value[time.Time]     `json:"create_time"`
+	RunningTime        Value[time.Duration] `json:"-"`
+	RunningTimeSeconds Value[float64]       `json:"running_time"`
+	HostReason         Reason               `json:"-"`
+	HostError          string               `json:"host_error,omitempty"`
+}
+
+// Snapshot reads the host process's figures now. CPUPercent is the delta
+// since the previous CPUPercent call on p.
+func (p *HostProcess) Snapshot() HostProcessSnapshot {
+	s := HostProcessSnapshot{
+		IsRunning:         p.IsRunning(),
+		Name:              p.Name(),
+		Username:          p.Username(),
+		Cmdline:           p.Cmdline(),
+		Status:            p.Status(),
+		CPUPercent:        p.CPUPercent(),
+		HostMemory:        p.RSS(),
+		HostMemoryPercent: p.MemoryPercent(),
+		CreateTime:        p.CreateTime(),
+		RunningTime:       p.RunningTime(),
+	}
+	s.Command = Map(s.Cmdline, CommandJoin)
+	s.RunningTimeSeconds = Map(s.RunningTime, time.Duration.Seconds)
+	if s.Name.IsNA() {
+		s.HostReason = s.Name.Reason()
+		if err := s.Name.Err(); err != nil {
+			s.HostError = err.Error()
+		} else {
+			s.HostError = s.HostReason.String()
+		}
+	}
+	return s
+}
+
+type snapshotOptions struct {
+	fields  Fields
+	devices []*Device
+}
+
+// SnapshotOption configures Library.Snapshot.
+type SnapshotOption func(*snapshotOptions)
+
+// WithFields limits the snapshot to the groups f (default FieldsAll); the
+// snapshot makes only the NVML calls those groups need.
+func WithFields(f Fields) SnapshotOption { return func(o *snapshotOptions) { o.fields = f } }
+
+// WithDevices limits the snapshot to the given devices (default: all).
+func WithDevices(devs ...*Device) SnapshotOption {
+	return func(o *snapshotOptions) { o.devices = append(o.devices, devs...) }
+}
+
+// Snapshot reads every GPU (or those of WithDevices) and, with
+// FieldProcesses, their processes, in one pass with the fewest NVML calls:
+// Device objects are reused, static values are never re-read, process lists
+// take one call per kind, and power, power limit, ECC and NVLink counters
+// come from one batched field-value call. Every dynamic value asked for is
+// read fresh (the per-metric cache is bypassed, then refreshed).
+//
+// Devices are read in parallel. A GPU that cannot be read (lost, say) does
+// not fail the snapshot: its DeviceSnapshot has Err set and N/A metrics. The
+// error is non-nil only when NVML itself is unusable or ctx is done.
+func (l *Library) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapshot, error) {
+	o := snapshotOptions{fields: FieldsAll}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	devs := o.devices
+	if devs == nil {
+		var err error
+		if devs, err = l.Devices(); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	snap := &Snapshot{Timestamp: time.Now(), Fields: o.fields, Devices: make([]DeviceSnapshot, len(devs))}
+	snap.DriverVersion, snap.CUDADriverVersion, snap.NVMLVersion = l.versions()
+
+	hosts := newHostMemo()
+	var wg sync.WaitGroup
+	for i, d := range devs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if ctx.Err() != nil {
+				snap.Devices[i] = DeviceSnapshot{Index: d.index, Timestamp: time.Now()}
+				snap.Devices[i].setErr(ctx.Err())
+				return
+			}
+			s := d.read(o.fields, hosts)
+			d.remember(o.fields, s)
+			snap.Devices[i] = s
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// versions returns the driver, CUDA and NVML versions, read once per Library
+// (they cannot change while NVML is loaded).
+func (l *Library) versions() (driver, cuda, nvmlv string) {
+	l.verOnce.Do(func() {
+		l.ver[0], _ = l.DriverVersion()
+		l.ver[1], _ = l.CUDADriverVersion()
+		l.ver[2], _ = l.NVMLVersion()
+	})
+	return l.ver[0], l.ver[1], l.ver[2]
+}

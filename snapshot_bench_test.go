@@ -1,0 +1,62 @@
+//go:build cgo
+
+package nvgo_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/fakegpu"
+)
+
+// benchFleet is a fake DGX H100 with 16 processes on each of its 8 GPUs.
+func benchFleet(b *testing.B) (*nvgo.Library, *fakegpu.Fleet) {
+	lib, fleet := openFleet(b, "dgx-h100")
+	idle(fleet)
+	for i := 0; i < 8; i++ {
+		g := fleet.GPU(i)
+		g.SetNVLink(18, 1<<30, 1<<30)
+		for j := 0; j < 16; j++ {
+			typ := "C"
+			if j%8 == 7 {
+				typ = "C+G"
+			}
+			must(b, g.StartProcess(fakegpu.Process{PID: uint32(3_000_000 + 100*i + j), Type: typ, UsedMemory: uint64(j+1) * 256 * miB, SM: uint32(5 * j), Mem: uint32(j)}))
+		}
+	}
+	return lib, fleet
+}
+
+// BenchmarkSnapshot measures a fresh snapshot of every GPU and its processes:
+// every dynamic value re-read, only static values cached. calls/gpu counts
+// the NVML calls one snapshot makes per GPU (after a warm-up that reads the
+// static values once).
+func BenchmarkSnapshot(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		fields nvgo.Fields
+	}{
+		{"all-fields", nvgo.FieldsAll},
+		{"status-fields", nvgo.FieldsStatus},
+		{"devices-only", nvgo.FieldsAll &^ nvgo.FieldProcesses},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			lib, fleet := benchFleet(b)
+			ctx := context.Background()
+			if _, err := lib.Snapshot(ctx, nvgo.WithFields(bc.fields)); err != nil {
+				b.Fatal(err)
+			}
+			fleet.ResetCalls()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := lib.Snapshot(ctx, nvgo.WithFields(bc.fields)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(fleet.TotalCalls())/float64(b.N)/8, "calls/gpu")
+		})
+	}
+}
