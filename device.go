@@ -202,7 +202,9 @@ func (d *Device) cached(f Fields) *DeviceSnapshot {
 // MemoryTotal returns the frame-buffer size in bytes.
 func (d *Device) MemoryTotal() Value[Bytes] { return d.cached(FieldMemory).MemoryTotal }
 
-// MemoryUsed returns the used frame buffer in bytes (including reserved memory, as nvidia-smi ≥ R510).
+// MemoryUsed returns the allocated frame buffer in bytes. With drivers from
+// R510 it excludes the memory the driver reserves (MemoryReserved), as
+// nvidia-smi shows it; older drivers count reserved memory as used.
 func (d *Device) MemoryUsed() Value[Bytes] { return d.cached(FieldMemory).MemoryUsed }
 
 // MemoryFree returns the free frame buffer in bytes.

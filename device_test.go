@@ -141,8 +141,9 @@ func TestDeviceMetricsMatchTheFleet(t *testing.T) {
 	total, _ := s.MemoryTotal.Get()
 	used, _ := s.MemoryUsed.Get()
 	free, _ := s.MemoryFree.Get()
-	if total == 0 || used+free != total {
-		t.Errorf("memory used %d + free %d != total %d", used, free, total)
+	reserved, _ := s.MemoryReserved.Get()
+	if total == 0 || reserved == 0 || used+free+reserved != total {
+		t.Errorf("memory used %d + free %d + reserved %d != total %d", used, free, reserved, total)
 	}
 	// Per-metric methods agree with the snapshot (served from the cache it refreshed).
 	if got := d.GPUUtilization(); got != s.GPUUtilization {

@@ -211,7 +211,9 @@ func readHostValue[T any](p *HostProcess, read func(proc *process.Process, ctx c
 	return Some(v)
 }
 
-// CreateTime returns when the process started, to the clock tick (10ms).
+// CreateTime returns when the process started: the boot time from
+// /proc/stat (whole seconds, as psutil reads it) plus the start time after
+// boot (to 10ms).
 func (p *HostProcess) CreateTime() Value[time.Time] {
 	if _, err := p.check(); err != nil {
 		return NA[time.Time](ReasonOf(err), err)

@@ -189,7 +189,10 @@ func TestProcessUtilizationCursor(t *testing.T) {
 	}{
 		{"first read takes the driver's buffer", func() {}, map[int]string{200001: "30%/5%", 200002: "0%/0%"}},
 		{"no newer sample (NOT_FOUND) keeps the last values", func() {}, map[int]string{200001: "30%/5%", 200002: "0%/0%"}},
-		{"a new sample is picked up", func() { g.SetProcessUtilization(200002, 70, 20, 0, 0) }, map[int]string{200001: "30%/5%", 200002: "70%/20%"}},
+		{"a new sample is picked up", func() {
+			fleet.Advance(100 * time.Millisecond)
+			g.SetProcessUtilization(200002, 70, 20, 0, 0)
+		}, map[int]string{200001: "30%/5%", 200002: "70%/20%"}},
 		{"a process whose newest sample is over a second older than the device's is idle", func() {
 			g.SetProcessUtilization(200001, 0, 0, 0, 0)
 			fleet.Advance(1500 * time.Millisecond)

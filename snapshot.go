@@ -286,6 +286,16 @@ func (l *Library) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapsh
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if o.devices == nil && o.fields&FieldProcesses != 0 {
+		// Every device was read: forget host processes no GPU lists any more.
+		alive := map[int]struct{}{}
+		for _, d := range snap.Devices {
+			for _, p := range d.Processes {
+				alive[p.PID] = struct{}{}
+			}
+		}
+		l.hosts.prune(alive)
+	}
 	return snap, nil
 }
 

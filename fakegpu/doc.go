@@ -1,2 +1,204 @@
-// Package fakegpu is a fake GPU fleet.
+// Package fakegpu is a programmable fake fleet of NVIDIA GPUs that
+// implements go-nvml's nvml.Interface, for testing code that uses NVML on
+// machines without a GPU.
+//
+// Like go-nvml itself, the package needs cgo: with CGO_ENABLED=0 it is
+// empty (only this documentation compiles), so cgo-less builds of modules
+// that contain it still succeed. No NVIDIA driver or libnvidia-ml is
+// needed, only a C compiler.
+//
+// # Building a fleet
+//
+// New builds GPUs from GPUSpecs (Model "a100", "h100", "h200" or "b200"
+// supplies the defaults); Preset builds an 8-GPU DGX-like machine
+// ("dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200"); ParseScenario and
+// LoadScenario build one from JSON. UUIDs, serial numbers and PCI bus IDs
+// not given are derived from a seed (the preset name, else "fakegpu") and
+// the GPU index, so every run sees the same fleet. The NVML index of a GPU
+// is its position; its minor number equals its index.
+//
+//	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"}, fakegpu.GPUSpec{Model: "a100"})
+//	fleet.GPU(0).SetUtilization(80, 30)
+//	fleet.GPU(1).StartProcess(fakegpu.Process{PID: 4242, Type: fakegpu.Compute, UsedMemory: 2 << 30, SM: 50})
+//	lib := nvml.Interface(fleet) // hand it to the code under test
+//
+// # Fidelity
+//
+// The fake refuses what would kill a real process. With the real library a
+// call without a successful Init (before it, after a failed one, or after
+// the last Shutdown) or a call to a function the installed driver lacks
+// ends the process with "undefined symbol". The fake answers such a call
+// with ERROR_UNINITIALIZED or ERROR_FUNCTION_NOT_FOUND instead and records
+// it; Fleet.Violations lists them, and a test of correct code expects
+// none. Init, InitWithFlags, Extensions, LookupSymbol and ErrorString are
+// always safe (go-nvml answers the last three in Go). Init and Shutdown are
+// counted in pairs, as NVML does. A function counts as missing when its
+// NVML symbol ("nvml"+M for an nvml.Interface method M, "nvmlDevice"+M for
+// an nvml.Device method M) was declared missing with MissingSymbols; the
+// three process-list functions count as missing only when the base symbol
+// and its _v2 and _v3 forms all are, since go-nvml binds the newest.
+//
+// Every method of nvml.Interface and nvml.Device answers: those the fake
+// does not model return zero values and ERROR_NOT_SUPPORTED, as on a GPU
+// without the feature, never the "method is nil" panic of the plain moq
+// mocks. Library-level twins such as DeviceGetName(dev) forward to the
+// handle's method, as the real library does. The seven methods that return
+// handler structs with an unexported handle (GetTemperatureV,
+// GetNvLinkInfo, GetGpuFabricInfoV, GetC2cModeInfoV,
+// GetGpuInstanceProfileInfoV, GetGpuInstanceProfileInfoByIdV,
+// GpmQueryDeviceSupportV) return zero handlers: do not call their methods.
+//
+// Modelled behaviour worth knowing:
+//   - GetMemoryInfo_v2 reports Reserved (0.5% of the total by default) apart
+//     from Used; GetMemoryInfo counts it in Used. Used is the sum of the
+//     processes' memory unless GPU.SetMemoryUsed fixes it.
+//   - The SXM models have no fan: fan queries answer NOT_SUPPORTED.
+//   - With MIG enabled, GetUtilizationRates and GetProcessUtilization
+//     answer NOT_SUPPORTED; outside MIG, process lists report 0xFFFFFFFF
+//     as GPU and compute instance IDs.
+//   - GetProcessUtilization(lastSeen) returns, per process, the newest
+//     sample newer than lastSeen (µs on the fake clock), or
+//     ERROR_NOT_FOUND when there is none. Samples are taken when a process
+//     starts, when its utilization is set, and at every Fleet.Advance.
+//   - A "C+G" process is in both process lists: its compute entry carries
+//     its memory, its graphics entry at most 4 MiB.
+//   - GetFieldValues fills NvmlReturn, ValueType, Value (little-endian) and
+//     Timestamp per field and succeeds as a whole; unknown field IDs answer
+//     NOT_SUPPORTED, an empty slice ERROR_INVALID_ARGUMENT. FI_DEV_POWER_AVERAGE
+//     is NOT_SUPPORTED on the A100, as on GA100.
+//   - A lost GPU (GPU.Lose) answers ERROR_GPU_IS_LOST from every method, and
+//     the DeviceGetHandleBy… functions return its handle with that code.
+//
+// # Faults, metrics and counting
+//
+// GPU.Unsupported and GPU.Fail take metric names (MetricNames) or
+// nvml.Device method names; a metric stands for the methods and field IDs
+// behind it:
+//
+//	metric               Device methods (field IDs)
+//	name, uuid, serial, index, minor_number, pci_info, brand, architecture
+//	                     GetName, GetUUID, GetSerial, GetIndex, GetMinorNumber,
+//	                     GetPciInfo, GetBrand, GetArchitecture
+//	compute_capability   GetCudaComputeCapability
+//	memory               GetMemoryInfo, GetMemoryInfo_v2
+//	bar1                 GetBAR1MemoryInfo
+//	utilization          GetUtilizationRates
+//	encoder, decoder     GetEncoderUtilization, GetDecoderUtilization
+//	clocks, max_clocks   GetClockInfo, GetMaxClockInfo
+//	fan_speed            GetFanSpeed, GetFanSpeed_v2, GetNumFans
+//	temperature          GetTemperature, GetTemperatureV
+//	power                GetPowerUsage (FI_DEV_POWER_AVERAGE, FI_DEV_POWER_INSTANT)
+//	power_limit          GetPowerManagementLimit, GetEnforcedPowerLimit,
+//	                     GetPowerManagementDefaultLimit
+//	                     (FI_DEV_POWER_CURRENT_LIMIT, FI_DEV_POWER_DEFAULT_LIMIT)
+//	energy               GetTotalEnergyConsumption (FI_DEV_TOTAL_ENERGY_CONSUMPTION)
+//	pcie                 GetPcieThroughput (FI_DEV_PCIE_COUNT_TX_BYTES, _RX_BYTES)
+//	nvlink               GetNvLinkState (FI_DEV_NVLINK_LINK_COUNT,
+//	                     FI_DEV_NVLINK_THROUGHPUT_DATA_TX, _RX)
+//	ecc                  GetTotalEccErrors, GetEccMode (FI_DEV_ECC_DBE_VOL_TOTAL)
+//	pstate               GetPerformanceState, GetPowerState
+//	persistence_mode     GetPersistenceMode
+//	compute_mode         GetComputeMode
+//	display              GetDisplayActive, GetDisplayMode
+//	mig_mode             GetMigMode, GetMaxMigDeviceCount
+//	processes            GetComputeRunningProcesses, GetGraphicsRunningProcesses,
+//	                     GetMPSComputeRunningProcesses
+//	process_utilization  GetProcessUtilization
+//	field_values         GetFieldValues
+//
+// Fleet.Calls counts calls by function: library-level methods by name
+// ("DeviceGetCount"), device methods with a "Device." prefix
+// ("Device.GetMemoryInfo_v2"), summed over GPUs.
+//
+// Fleet's fake clock (Now, Advance) starts at 2025-01-01T00:00:00Z and
+// drives sample and field timestamps and the energy and PCIe byte counters.
+//
+// # Scenarios
+//
+// A scenario is a JSON object. Omitted keys keep their defaults; unknown
+// keys, values of the wrong type and bad values are errors that wrap
+// ErrBadScenario and name the key path, e.g.
+// `gpus[0].processes[1].type: want "C", "G" or "C+G", got "X"`.
+//
+// Top-level keys:
+//
+//	key                  type      meaning (default)
+//	preset               string    start from Preset(name); "gpus" entries then
+//	                               override its GPUs by position and may add more
+//	driver_version       string    SystemGetDriverVersion ("580.95.05")
+//	cuda_driver_version  int       SystemGetCudaDriverVersion (13000)
+//	nvml_version         string    SystemGetNVMLVersion ("13.580.95.05": CUDA
+//	                               major and driver version)
+//	missing_symbols      [string]  NVML symbols the driver lacks, e.g.
+//	                               "nvmlDeviceGetMemoryInfo_v2"
+//	init_error           string    Init fails with this code: LIBRARY_NOT_FOUND,
+//	                               DRIVER_NOT_LOADED, LIB_RM_VERSION_MISMATCH, …
+//	gpus                 [object]  the GPUs; the position is the NVML index
+//
+// Keys of a GPU:
+//
+//	key                  type      meaning (default)
+//	model                string    a100, h100, h200 or b200: the defaults below
+//	                               (the preset's model, else h100)
+//	name                 string    product name (the model's, e.g.
+//	                               "NVIDIA H100 80GB HBM3")
+//	uuid                 string    GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (derived)
+//	bus_id               string    PCI bus ID, any form NVML accepts; reported as
+//	                               00000000:18:00.0 (DGX H100 buses 18, 2A, 3A,
+//	                               5D, 9A, AB, BA, DB, then domain 1, 2, …)
+//	serial               string    board serial (13 derived digits)
+//	compute_capability   string    "major.minor", e.g. "9.0" (the model's)
+//	memory_total_mib     uint      framebuffer size (the model's)
+//	memory_reserved_mib  uint      driver-reserved memory (0.5% of the total)
+//	memory_used_mib      uint      allocated memory, reserved excluded (sum of
+//	                               the processes' memory)
+//	bar1_total_mib       uint      BAR1 size (128 or 256 GiB)
+//	bar1_used_mib        uint      BAR1 in use (2)
+//	gpu_util, mem_util   0..100    GetUtilizationRates (0)
+//	enc_util, dec_util   0..100    encoder and decoder utilization (0)
+//	temperature_c        uint      GPU temperature in °C (30)
+//	power_mw             uint      power draw in mW (the model's idle power)
+//	power_limit_mw       uint>0    current and enforced power limit (the model's)
+//	clocks               object    current clocks in MHz: graphics, sm, memory,
+//	                               video (345, 345, max memory, 765)
+//	max_clocks           object    maximum clocks, same keys (the model's)
+//	fan_speed            0..100    fan speed in %; gives the board a fan (none)
+//	pstate               0..15     performance state (0)
+//	persistence_mode     bool      (true)
+//	compute_mode         string    Default, Exclusive_Process or Prohibited
+//	                               (Default)
+//	display_active       bool      (false)
+//	display_mode         bool      (false)
+//	ecc_errors           uint      uncorrected ECC errors (0)
+//	pcie_tx_kbps         uint      PCIe TX throughput in KB/s (0)
+//	pcie_rx_kbps         uint      PCIe RX throughput in KB/s (0)
+//	nvlink_links         0..36     NVLink links; 0 = no NVLink (12 or 18)
+//	nvlink_tx_kib        uint      NVLink TX data counter, all links, KiB (0)
+//	nvlink_rx_kib        uint      NVLink RX data counter, all links, KiB (0)
+//	mig_mode             0 or 1    current and pending MIG mode (0)
+//	unsupported          [string]  metrics (or Device methods) answering
+//	                               NOT_SUPPORTED, e.g. ["fan_speed"]
+//	errors               object    metric → NVML error name it answers, e.g.
+//	                               {"temperature": "NO_PERMISSION"}
+//	lost                 bool      the GPU fell off the bus (false)
+//	processes            [object]  running processes; replaces a preset's
+//
+// Keys of a process:
+//
+//	key                  type      meaning (default)
+//	pid                  uint>0    host PID, unique on the GPU (required)
+//	name                 string    SystemGetProcessName ("python3")
+//	type                 string    "C", "G" or "C+G" ("C")
+//	used_memory_mib      int       GPU memory; -1 = not available (0)
+//	sm_util, mem_util    0..100    GetProcessUtilization sample (0)
+//	enc_util, dec_util   0..100    GetProcessUtilization sample (0)
+//	gpu_instance_id      uint      MIG GPU instance, reported with MIG on
+//	compute_instance_id  uint      MIG compute instance, reported with MIG on
+//
+// # Concurrency
+//
+// A Fleet and its GPUs are safe for concurrent use: NVML calls and control
+// calls may run from any goroutine. Fleet embeds go-nvml's moq mocks, which
+// record the arguments of every call; a fleet polled for hours keeps those
+// records in memory.
 package fakegpu

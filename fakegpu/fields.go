@@ -19,15 +19,15 @@ type field struct {
 }
 
 var fields = map[uint32]field{
-	nvml.FI_DEV_POWER_AVERAGE:            {"GetPowerUsage", averagePower},
-	nvml.FI_DEV_POWER_INSTANT:            {"GetPowerUsage", gpuScope(func(g *GPU) uint32 { return g.power })},
-	nvml.FI_DEV_POWER_CURRENT_LIMIT:      {"GetPowerManagementLimit", gpuScope(func(g *GPU) uint32 { return g.limit })},
-	nvml.FI_DEV_POWER_DEFAULT_LIMIT:      {"GetPowerManagementDefaultLimit", gpuScope(func(g *GPU) uint32 { return g.spec.PowerLimit })},
-	nvml.FI_DEV_TOTAL_ENERGY_CONSUMPTION: {"GetTotalEnergyConsumption", counter(func(g *GPU) uint64 { return g.energy })},
-	nvml.FI_DEV_ECC_DBE_VOL_TOTAL:        {"GetTotalEccErrors", counter(func(g *GPU) uint64 { return g.ecc })},
-	nvml.FI_DEV_PCIE_COUNT_TX_BYTES:      {"GetPcieThroughput", counter(func(g *GPU) uint64 { return g.pcieTxB })},
-	nvml.FI_DEV_PCIE_COUNT_RX_BYTES:      {"GetPcieThroughput", counter(func(g *GPU) uint64 { return g.pcieRxB })},
-	nvml.FI_DEV_NVLINK_LINK_COUNT:        {"GetNvLinkState", linkCount},
+	nvml.FI_DEV_POWER_AVERAGE:             {"GetPowerUsage", averagePower},
+	nvml.FI_DEV_POWER_INSTANT:             {"GetPowerUsage", gpuScope(func(g *GPU) uint32 { return g.power })},
+	nvml.FI_DEV_POWER_CURRENT_LIMIT:       {"GetPowerManagementLimit", gpuScope(func(g *GPU) uint32 { return g.limit })},
+	nvml.FI_DEV_POWER_DEFAULT_LIMIT:       {"GetPowerManagementDefaultLimit", gpuScope(func(g *GPU) uint32 { return g.spec.PowerLimit })},
+	nvml.FI_DEV_TOTAL_ENERGY_CONSUMPTION:  {"GetTotalEnergyConsumption", counter(func(g *GPU) uint64 { return g.energy })},
+	nvml.FI_DEV_ECC_DBE_VOL_TOTAL:         {"GetTotalEccErrors", counter(func(g *GPU) uint64 { return g.ecc })},
+	nvml.FI_DEV_PCIE_COUNT_TX_BYTES:       {"GetPcieThroughput", counter(func(g *GPU) uint64 { return g.pcieTxB })},
+	nvml.FI_DEV_PCIE_COUNT_RX_BYTES:       {"GetPcieThroughput", counter(func(g *GPU) uint64 { return g.pcieRxB })},
+	nvml.FI_DEV_NVLINK_LINK_COUNT:         {"GetNvLinkState", linkCount},
 	nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX: {"GetNvLinkState", linkCounter(func(g *GPU) uint64 { return g.nvTx })},
 	nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_RX: {"GetNvLinkState", linkCounter(func(g *GPU) uint64 { return g.nvRx })},
 }

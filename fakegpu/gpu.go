@@ -164,8 +164,8 @@ func (g *GPU) SetMaxClocks(graphics, sm, mem, video uint32) {
 
 // SetFanSpeed sets the fan speed in percent. It does not give a fanless
 // board a fan: call Supported("fan_speed") for that.
-func (g *GPU) SetFanSpeed(pctSpeed uint32) {
-	g.update(func() { g.fan = pct(pctSpeed) })
+func (g *GPU) SetFanSpeed(percent uint32) {
+	g.update(func() { g.fan = pct(percent) })
 }
 
 // SetPState sets the performance state, 0 (P0, fastest) to 15; other

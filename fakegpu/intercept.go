@@ -115,7 +115,9 @@ func (f *Fleet) wire(v reflect.Value, gpu *GPU, fallback func(method string, ft 
 			name, symbol = "Device."+method, "nvmlDevice"+method
 		}
 		s := newSite(name, method, symbol, gpu, sf.Type)
-		impl := v.Field(i)
+		// Copy the func out of the field: the field itself is about to
+		// hold the wrapper.
+		impl := reflect.ValueOf(v.Field(i).Interface())
 		if impl.IsNil() {
 			var found bool
 			if fallback != nil {

@@ -72,6 +72,10 @@ func decodeDocument(data []byte) (json.RawMessage, error) {
 		if err == io.EOF {
 			return nil, bad("", "empty document")
 		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, bad("", "invalid JSON at byte %d: %v", se.Offset, err)
+		}
 		return nil, bad("", "invalid JSON: %v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {

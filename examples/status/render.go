@@ -33,6 +33,7 @@ type renderer struct {
 type boxChars struct {
 	h, v, hh                        string
 	tl, tr, bl, br, tee, cross, bot string
+	thinTee                         string
 	ltee, rtee, hl, hr, hcross      string
 	full                            string
 	partial                         []string
@@ -40,14 +41,14 @@ type boxChars struct {
 
 var unicodeBox = boxChars{
 	h: "─", v: "│", hh: "═",
-	tl: "╒", tr: "╕", bl: "╘", br: "╛", tee: "╤", cross: "┼", bot: "╧",
+	tl: "╒", tr: "╕", bl: "╘", br: "╛", tee: "╤", cross: "┼", bot: "╧", thinTee: "┬",
 	ltee: "├", rtee: "┤", hl: "╞", hr: "╡", hcross: "╪",
 	full: "█", partial: []string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"},
 }
 
 var asciiBox = boxChars{
 	h: "-", v: "|", hh: "=",
-	tl: "+", tr: "+", bl: "+", br: "+", tee: "+", cross: "+", bot: "+",
+	tl: "+", tr: "+", bl: "+", br: "+", tee: "+", cross: "+", bot: "+", thinTee: "+",
 	ltee: "+", rtee: "+", hl: "+", hr: "+", hcross: "+",
 	full: "#", partial: []string{""},
 }
@@ -152,7 +153,7 @@ func (r *renderer) render(s *nvgo.Snapshot, host nvgo.HostStats) {
 	fmt.Fprintln(r.w, b.tl+strings.Repeat(b.hh, total)+b.tr)
 	title := fmt.Sprintf(" nvgo status   Driver Version: %s   CUDA Driver Version: %s", s.DriverVersion, s.CUDADriverVersion)
 	fmt.Fprintln(r.w, b.v+pad(title, total, false)+b.v)
-	fmt.Fprintln(r.w, r.rule(b.ltee, b.tee, b.rtee, b.h, ws...))
+	fmt.Fprintln(r.w, r.rule(b.ltee, b.thinTee, b.rtee, b.h, ws...))
 	head1 := []string{" GPU  Name        Persistence-M", " Bus-Id        Disp.A ", " Volatile Uncorr. ECC "}
 	head2 := []string{" Fan  Temp  Perf  Pwr:Usage/Cap", "         Memory-Usage ", " GPU-Util  Compute M. "}
 	if r.bars {
@@ -284,7 +285,7 @@ func (r *renderer) processes(s *nvgo.Snapshot) {
 	}
 	fmt.Fprintln(r.w, b.tl+strings.Repeat(b.hh, total)+b.tr)
 	fmt.Fprintln(r.w, b.v+pad(" Processes:", total, false)+b.v)
-	head := fmt.Sprintf(" GPU %7s %-4s %-10s %8s %4s %5s %5s %9s  %s", "PID", "TYPE", "USER", "GPU-MEM", "%SM", "%CPU", "%MEM", "TIME", "COMMAND")
+	head := fmt.Sprintf(" GPU %7s %-4s %-10s %8s %4s %5s %5s %8s  %s", "PID", "TYPE", "USER", "GPU-MEM", "%SM", "%CPU", "%MEM", "TIME", "COMMAND")
 	fmt.Fprintln(r.w, b.v+pad(head, total, false)+b.v)
 	fmt.Fprintln(r.w, b.hl+strings.Repeat(b.hh, total)+b.hr)
 	n := 0
@@ -298,9 +299,9 @@ func (r *renderer) processes(s *nvgo.Snapshot) {
 			n++
 			cmd := p.Command.Or("")
 			if p.Command.IsNA() {
-				cmd = "[" + p.Command.Reason().String() + "]"
+				cmd = unreadable(p.Command.Reason())
 			}
-			line := fmt.Sprintf(" %3d %7d %-4s %-10s %8s %4s %5s %5s %9s  %s",
+			line := fmt.Sprintf(" %3d %7d %-4s %-10s %8s %4s %5s %5s %8s  %s",
 				d.Index, p.PID, p.Type, pad(p.Username.Or("N/A"), 10, false), p.GPUMemory,
 				p.GPUSMUtilization, pctNum(p.CPUPercent), pctNum(p.HostMemoryPercent), duration(p.RunningTime), cmd)
 			fmt.Fprintln(r.w, b.v+pad(line, total, false)+b.v)
@@ -310,6 +311,21 @@ func (r *renderer) processes(s *nvgo.Snapshot) {
 		fmt.Fprintln(r.w, b.v+pad("  No running processes found", total, false)+b.v)
 	}
 	fmt.Fprintln(r.w, b.bl+strings.Repeat(b.hh, total)+b.br)
+}
+
+// unreadable says, as nvitop does, why a process has no command line.
+func unreadable(r nvgo.Reason) string {
+	switch r {
+	case nvgo.ProcessGone:
+		return "No Such Process"
+	case nvgo.NoPermission:
+		return "No Permissions"
+	case nvgo.Zombie:
+		return "Zombie Process"
+	case nvgo.OtherPIDNamespace:
+		return "Not In This PID Namespace (NVML gives host PIDs)"
+	}
+	return "N/A"
 }
 
 func pctNum(v nvgo.Value[nvgo.Percent]) string {

@@ -1,0 +1,89 @@
+//go:build cgo
+
+package fakegpu_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/nvgo/nvgo/fakegpu"
+)
+
+// FuzzParseScenario checks that ParseScenario never panics, that its errors
+// wrap ErrBadScenario, and that a scenario it accepts gives a usable fleet
+// with one GPU per "gpus" entry when there is no preset.
+func FuzzParseScenario(f *testing.F) {
+	if data, err := os.ReadFile("testdata/scenario-h100.json"); err == nil {
+		f.Add(data)
+	}
+	f.Add([]byte(everyKey))
+	for _, s := range []string{
+		`{}`, `{"gpus": [{}]}`, `{"preset": "dgx-b200"}`,
+		`{"preset": "dgx-h100", "gpus": [{"lost": true}, {"mig_mode": 1, "processes": [{"pid": 3, "type": "C+G"}]}]}`,
+		`{"gpus": [{"processes": [{"pid": 1, "type": "X"}]}]}`,
+		`{"gpus": [{"bus_id": "1:2:3.4", "uuid": "GPU-00000000-0000-0000-0000-000000000000"}]}`,
+		`{"init_error": "DRIVER_NOT_LOADED", "missing_symbols": ["nvmlDeviceGetCount"]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fleet, err := fakegpu.ParseScenario(data)
+		if err != nil {
+			if !errors.Is(err, fakegpu.ErrBadScenario) {
+				t.Fatalf("error %v does not wrap ErrBadScenario", err)
+			}
+			return
+		}
+		var doc struct {
+			Preset         *string           `json:"preset"`
+			GPUs           []json.RawMessage `json:"gpus"`
+			MissingSymbols []string          `json:"missing_symbols"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("ParseScenario accepted what encoding/json rejects: %v", err)
+		}
+		fleet.FailInit(nvml.SUCCESS) // an init_error would stop the checks below
+		if ret := fleet.Init(); ret != nvml.SUCCESS {
+			t.Fatalf("Init = %v", ret)
+		}
+		// Functions declared missing are refused (and recorded), so only a
+		// scenario without missing symbols must answer everything.
+		strict := len(doc.MissingSymbols) == 0
+		n := fleet.Count()
+		if got, ret := fleet.DeviceGetCount(); strict && (ret != nvml.SUCCESS || got != n) {
+			t.Fatalf("DeviceGetCount = %d, %v; want %d", got, ret, n)
+		}
+		if doc.Preset == nil && n != len(doc.GPUs) {
+			t.Fatalf("fleet has %d GPUs, want %d", n, len(doc.GPUs))
+		}
+		for i := 0; i < n; i++ {
+			d := fleet.GPU(i).Device()
+			d.GetName()
+			d.GetPciInfo()
+			d.GetMemoryInfo()
+			d.GetMemoryInfo_v2()
+			d.GetUtilizationRates()
+			d.GetComputeRunningProcesses()
+			d.GetGraphicsRunningProcesses()
+			d.GetProcessUtilization(0)
+			d.GetFieldValues([]nvml.FieldValue{{FieldId: nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX, ScopeId: 1}, {FieldId: nvml.FI_DEV_POWER_INSTANT}})
+			if !strict {
+				continue
+			}
+			if h, _ := fleet.DeviceGetHandleByUUID(fleet.GPU(i).UUID()); h != d {
+				t.Fatalf("GPU %d not found by its UUID", i)
+			}
+			if h, _ := fleet.DeviceGetHandleByPciBusId(fleet.GPU(i).BusID()); h != d {
+				t.Fatalf("GPU %d not found by its bus ID", i)
+			}
+		}
+		fleet.Shutdown()
+		if v := fleet.Violations(); strict && len(v) > 0 {
+			t.Fatalf("violations: %q", v)
+		}
+	})
+}
