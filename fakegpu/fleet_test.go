@@ -27,10 +27,10 @@ func TestPresetsHaveEightDistinctGPUsOfTheirModel(t *testing.T) {
 		ccMajor  int
 		busyPIDs []uint32
 	}{
-		{"dgx-a100", "NVIDIA A100-SXM4-80GB", 81920, nvml.DEVICE_ARCH_AMPERE, 8, []uint32{4101, 4102, 4103}},
-		{"dgx-h100", "NVIDIA H100 80GB HBM3", 81920, nvml.DEVICE_ARCH_HOPPER, 9, []uint32{4101, 4102, 4103}},
-		{"dgx-h200", "NVIDIA H200 141GB HBM3e", 144384, nvml.DEVICE_ARCH_HOPPER, 9, []uint32{4101, 4102, 4103}},
-		{"dgx-b200", "NVIDIA B200 180GB HBM3e", 184320, nvml.DEVICE_ARCH_BLACKWELL, 10, []uint32{4101, 4102, 4103}},
+		{"dgx-a100", "NVIDIA A100-SXM4-80GB", 81920, nvml.DEVICE_ARCH_AMPERE, 8, []uint32{4194401, 4194402, 4194403}},
+		{"dgx-h100", "NVIDIA H100 80GB HBM3", 81920, nvml.DEVICE_ARCH_HOPPER, 9, []uint32{4194401, 4194402, 4194403}},
+		{"dgx-h200", "NVIDIA H200 141GB HBM3e", 144384, nvml.DEVICE_ARCH_HOPPER, 9, []uint32{4194401, 4194402, 4194403}},
+		{"dgx-b200", "NVIDIA B200 180GB HBM3e", 184320, nvml.DEVICE_ARCH_BLACKWELL, 10, []uint32{4194401, 4194402, 4194403}},
 	}
 	if got, want := fakegpu.PresetNames(), []string{"dgx-a100", "dgx-b200", "dgx-h100", "dgx-h200"}; !slices.Equal(got, want) {
 		t.Errorf("PresetNames() = %v, want %v", got, want)
@@ -222,8 +222,8 @@ func TestSystemGetProcessName(t *testing.T) {
 	if err := f.GPU(4).StartProcess(fakegpu.Process{PID: 777, Name: "/usr/bin/Xorg", Type: fakegpu.Graphics}); err != nil {
 		t.Fatal(err)
 	}
-	if name, _ := f.SystemGetProcessName(4101); name != "python3" {
-		t.Errorf("name of 4101 = %q", name)
+	if name, _ := f.SystemGetProcessName(4194401); name != "python3" {
+		t.Errorf("name of 4194401 = %q", name)
 	}
 	if name, _ := f.SystemGetProcessName(777); name != "/usr/bin/Xorg" {
 		t.Errorf("name of 777 = %q", name)

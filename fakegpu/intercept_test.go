@@ -251,11 +251,11 @@ func TestFailInitReturnsTheCode(t *testing.T) {
 func TestFleetFail(t *testing.T) {
 	f := preset(t, "dgx-h100")
 	f.Fail("SystemGetProcessName", nvml.ERROR_NO_PERMISSION)
-	if _, ret := f.SystemGetProcessName(4101); ret != nvml.ERROR_NO_PERMISSION {
+	if _, ret := f.SystemGetProcessName(4194401); ret != nvml.ERROR_NO_PERMISSION {
 		t.Errorf("ret = %v, want NO_PERMISSION", ret)
 	}
 	f.ClearFail("SystemGetProcessName")
-	if _, ret := f.SystemGetProcessName(4101); ret != nvml.SUCCESS {
+	if _, ret := f.SystemGetProcessName(4194401); ret != nvml.SUCCESS {
 		t.Errorf("after ClearFail: %v", ret)
 	}
 	typo := fakegpu.New()

@@ -35,7 +35,7 @@ func PresetNames() []string {
 // of a DGX H100, UUIDs and serials derived from the preset name, driver
 // DefaultDriverVersion and CUDA DefaultCUDADriverVersion, and no fans (fan
 // queries answer NOT_SUPPORTED, as on SXM boards). GPUs 0–2 are busy, each
-// with one compute process (PIDs 4101–4103); the rest are idle. The same
+// with one compute process (PIDs 4194401–4194403); the rest are idle. The same
 // name always gives the same fleet.
 func Preset(name string) (*Fleet, error) {
 	specs, err := presetSpecs(name)
@@ -100,7 +100,7 @@ func applyPresetLoad(g *GPU) {
 	usable := g.spec.MemoryTotal - g.spec.MemoryReserved
 	// Preset processes are valid by construction; startLocked cannot fail.
 	_ = g.startLocked(Process{
-		PID:        uint32(4101 + i),
+		PID:        uint32(presetPIDBase + i),
 		Name:       "python3",
 		Type:       Compute,
 		UsedMemory: usable * l.memPct / 100 / MiB * MiB,
@@ -108,3 +108,9 @@ func applyPresetLoad(g *GPU) {
 		Mem:        l.memUtil,
 	})
 }
+
+// presetPIDBase is above the largest PID Linux can hand out (pid_max is at
+// most 2^22 = 4194304), so a preset's processes never alias a real process on
+// the host running the simulation: their host fields read as N/A ("No Such
+// Process") instead of another program's name.
+const presetPIDBase = 4194401
