@@ -38,6 +38,8 @@ func BenchmarkSnapshot(b *testing.B) {
 		fields nvgo.Fields
 	}{
 		{"all-fields", nvgo.FieldsAll},
+		// what nvitop's take_snapshots covers: everything but BAR1 and NVLink
+		{"nvitop-fields", nvgo.FieldsAll &^ (nvgo.FieldBAR1 | nvgo.FieldNVLink)},
 		{"status-fields", nvgo.FieldsStatus},
 		{"devices-only", nvgo.FieldsAll &^ nvgo.FieldProcesses},
 	} {
