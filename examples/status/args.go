@@ -111,7 +111,9 @@ func parseArgs(args []string) (*options, error) {
 			switch {
 			case hasVal:
 				o.simulate = val
-			case i+1 < len(args):
+			case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+				// "--simulate --json" is a missing value, not a file named
+				// "--json"; such a file can be given as ./--json
 				i++
 				o.simulate = args[i]
 			}

@@ -58,7 +58,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "status: --only %d: no such GPU (there are %d)\n", i, len(devs))
 				return 2
 			}
-			picked = append(picked, devs[i])
+			if !slices.Contains(picked, devs[i]) { // "--only 1 1" shows GPU 1 once
+				picked = append(picked, devs[i])
+			}
 		}
 		devs = picked
 	}
@@ -72,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if opts.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(snap); err != nil {
+		if err := enc.Encode(jsonOf(snap)); err != nil {
 			fmt.Fprintf(stderr, "status: %v\n", err)
 			return 1
 		}
@@ -82,6 +84,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 	r := newRenderer(stdout, opts)
 	r.render(snap, host)
 	return 0
+}
+
+// jsonSnapshot is the --json document: the snapshot, with "processes" on
+// every GPU, [] when none runs and null when they could not be read
+// ("processes_error" says why). The snapshot alone omits an empty list,
+// which a reader cannot tell from a list that was not collected.
+type jsonSnapshot struct {
+	*nvgo.Snapshot
+	Devices []jsonDevice `json:"devices"`
+}
+
+type jsonDevice struct {
+	nvgo.DeviceSnapshot
+	Processes []nvgo.GpuProcessSnapshot `json:"processes"`
+}
+
+func jsonOf(s *nvgo.Snapshot) jsonSnapshot {
+	doc := jsonSnapshot{Snapshot: s, Devices: make([]jsonDevice, len(s.Devices))}
+	for i, d := range s.Devices {
+		procs := d.Processes
+		if procs == nil && d.ProcessesErr == nil {
+			procs = []nvgo.GpuProcessSnapshot{}
+		}
+		doc.Devices[i] = jsonDevice{DeviceSnapshot: d, Processes: procs}
+	}
+	return doc
 }
 
 func fail(stderr io.Writer, err error) int {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -37,6 +38,7 @@ type boxChars struct {
 	ltee, rtee, hl, hr, hcross      string
 	full                            string
 	partial                         []string
+	ellipsis                        string // ends a cut text
 }
 
 var unicodeBox = boxChars{
@@ -44,6 +46,7 @@ var unicodeBox = boxChars{
 	tl: "╒", tr: "╕", bl: "╘", br: "╛", tee: "╤", cross: "┼", bot: "╧", thinTee: "┬",
 	ltee: "├", rtee: "┤", hl: "╞", hr: "╡", hcross: "╪",
 	full: "█", partial: []string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"},
+	ellipsis: "…",
 }
 
 var asciiBox = boxChars{
@@ -51,6 +54,7 @@ var asciiBox = boxChars{
 	tl: "+", tr: "+", bl: "+", br: "+", tee: "+", cross: "+", bot: "+", thinTee: "+",
 	ltee: "+", rtee: "+", hl: "+", hr: "+", hcross: "+",
 	full: "#", partial: []string{""},
+	ellipsis: "...",
 }
 
 func newRenderer(w io.Writer, o *options) *renderer {
@@ -110,20 +114,148 @@ func (r *renderer) paint(s, color string) string {
 	return "\x1b[" + color + "m" + s + "\x1b[0m"
 }
 
-// pad fits s into width display columns, left- or right-aligned.
-func pad(s string, width int, right bool) string {
-	n := utf8.RuneCountInString(s)
-	if n > width {
-		rs := []rune(s)
-		if width > 1 {
-			return string(rs[:width-1]) + "…"
+// pad fits s into width display columns, left- or right-aligned, cutting a
+// text too long with the renderer's ellipsis.
+func (r *renderer) pad(s string, width int, right bool) string {
+	return fit(s, width, right, r.box.ellipsis)
+}
+
+// fit fits s into width display columns, left- or right-aligned; a text too
+// long keeps what fits before ellipsis. It counts East Asian wide characters
+// as two columns and combining marks as none, and shows control characters
+// (a tab or an escape sequence in a command line) escaped, so that no
+// process can shift or repaint the table.
+func fit(s string, width int, right bool, ellipsis string) string {
+	s = printable(s)
+	n := displayWidth(s)
+	if n <= width {
+		if right {
+			return strings.Repeat(" ", width-n) + s
 		}
-		return string(rs[:width])
+		return s + strings.Repeat(" ", width-n)
 	}
-	if right {
-		return strings.Repeat(" ", width-n) + s
+	ew := displayWidth(ellipsis)
+	if ew > width {
+		ellipsis, ew = "", 0
 	}
-	return s + strings.Repeat(" ", width-n)
+	var sb strings.Builder
+	used := 0
+	for _, c := range s {
+		cw := runeWidth(c)
+		if used+cw > width-ew {
+			break
+		}
+		sb.WriteRune(c)
+		used += cw
+	}
+	// a wide character that would cross the edge leaves a space
+	return sb.String() + ellipsis + strings.Repeat(" ", width-used-ew)
+}
+
+// printable escapes control characters: "\t", "\x1b", "\u0085"…
+func printable(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var sb strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			sb.WriteString(`\t`)
+		case r == '\r':
+			sb.WriteString(`\r`)
+		case r == '\n':
+			sb.WriteString(`\n`)
+		case isControl(r) && r < 0x100:
+			fmt.Fprintf(&sb, `\x%02x`, r)
+		case isControl(r):
+			fmt.Fprintf(&sb, `\u%04x`, r)
+		default:
+			sb.WriteRune(r)
+		}
+	}
+	return sb.String()
+}
+
+// isControl reports C0 and C1 controls, DEL, invalid UTF-8 and the
+// bidirectional overrides that would reorder the rest of a line.
+func isControl(r rune) bool {
+	return unicode.IsControl(r) || r == utf8.RuneError ||
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// displayWidth is the number of terminal columns s takes.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeWidth(r)
+	}
+	return n
+}
+
+// runeWidth is how many columns a terminal gives r: 0 for combining marks
+// and zero-width characters, 2 for East Asian wide and fullwidth characters
+// (CJK, Hangul, kana, fullwidth forms, emoji), else 1.
+func runeWidth(r rune) int {
+	if r == 0x200b || r == 0x200c || r == 0x200d || r == 0xfeff || unicode.In(r, unicode.Mn, unicode.Me) {
+		return 0
+	}
+	for _, w := range wideRunes {
+		if r >= w.lo && r <= w.hi {
+			return 2
+		}
+	}
+	return 1
+}
+
+// wideRunes are the main East Asian Wide (W) and Fullwidth (F) blocks.
+var wideRunes = []struct{ lo, hi rune }{
+	{0x1100, 0x115f},   // Hangul Jamo initials
+	{0x231a, 0x231b},   // watch, hourglass
+	{0x2329, 0x232a},   // angle brackets
+	{0x23e9, 0x23f3},   // media symbols
+	{0x25fd, 0x25fe},   // medium small squares
+	{0x2614, 0x2615},   // umbrella, hot beverage
+	{0x2648, 0x2653},   // zodiac
+	{0x26a1, 0x26a1},   // high voltage
+	{0x26bd, 0x26be},   // soccer, baseball
+	{0x26c4, 0x26c5},   // snowman, sun behind cloud
+	{0x26d4, 0x26d4},   // no entry
+	{0x2705, 0x2705},   // check mark button
+	{0x270a, 0x270b},   // raised fist, hand
+	{0x2728, 0x2728},   // sparkles
+	{0x274c, 0x274c},   // cross mark
+	{0x2753, 0x2757},   // question and exclamation marks
+	{0x2795, 0x2797},   // heavy plus, minus, division
+	{0x2b1b, 0x2b1c},   // large squares
+	{0x2b50, 0x2b50},   // star
+	{0x2b55, 0x2b55},   // heavy circle
+	{0x2e80, 0x303e},   // CJK radicals, Kangxi, CJK symbols and punctuation
+	{0x3041, 0x33ff},   // kana, Bopomofo, CJK compatibility
+	{0x3400, 0x4dbf},   // CJK extension A
+	{0x4e00, 0x9fff},   // CJK unified ideographs
+	{0xa000, 0xa4cf},   // Yi
+	{0xa960, 0xa97f},   // Hangul Jamo extended-A
+	{0xac00, 0xd7a3},   // Hangul syllables
+	{0xf900, 0xfaff},   // CJK compatibility ideographs
+	{0xfe10, 0xfe19},   // vertical forms
+	{0xfe30, 0xfe6f},   // CJK compatibility forms, small forms
+	{0xff00, 0xff60},   // fullwidth forms
+	{0xffe0, 0xffe6},   // fullwidth signs
+	{0x16fe0, 0x18cff}, // Tangut
+	{0x1b000, 0x1b2ff}, // kana supplement, Nushu
+	{0x1f004, 0x1f004}, // mahjong tile
+	{0x1f0cf, 0x1f0cf}, // joker
+	{0x1f18e, 0x1f18e}, // AB button
+	{0x1f191, 0x1f19a}, // squared words
+	{0x1f200, 0x1f251}, // enclosed ideographic supplement
+	{0x1f300, 0x1f64f}, // pictographs, emoticons
+	{0x1f680, 0x1f6ff}, // transport and map
+	{0x1f7e0, 0x1f7f0}, // coloured circles and squares
+	{0x1f900, 0x1f9ff}, // supplemental symbols and pictographs
+	{0x1fa70, 0x1faff}, // symbols and pictographs extended-A
+	{0x20000, 0x2fffd}, // CJK extensions B…F
+	{0x30000, 0x3fffd}, // CJK extensions G…
 }
 
 func (r *renderer) rule(left, mid, right, fill string, widths ...int) string {
@@ -152,13 +284,13 @@ func (r *renderer) render(s *nvgo.Snapshot, host nvgo.HostStats) {
 	fmt.Fprintln(r.w, s.Timestamp.Format(time.ANSIC))
 	fmt.Fprintln(r.w, b.tl+strings.Repeat(b.hh, total)+b.tr)
 	title := fmt.Sprintf(" nvgo status   Driver Version: %s   CUDA Driver Version: %s", s.DriverVersion, s.CUDADriverVersion)
-	fmt.Fprintln(r.w, b.v+pad(title, total, false)+b.v)
+	fmt.Fprintln(r.w, b.v+r.pad(title, total, false)+b.v)
 	fmt.Fprintln(r.w, r.rule(b.ltee, b.thinTee, b.rtee, b.h, ws...))
 	head1 := []string{" GPU  Name        Persistence-M", " Bus-Id        Disp.A ", " Volatile Uncorr. ECC "}
 	head2 := []string{" Fan  Temp  Perf  Pwr:Usage/Cap", "         Memory-Usage ", " GPU-Util  Compute M. "}
 	if r.bars {
-		head1 = append(head1, pad(" MEM:", colBars, false))
-		head2 = append(head2, pad(" UTL:", colBars, false))
+		head1 = append(head1, r.pad(" MEM:", colBars, false))
+		head2 = append(head2, r.pad(" UTL:", colBars, false))
 	}
 	r.row(head1, nil)
 	r.row(head2, nil)
@@ -170,7 +302,7 @@ func (r *renderer) render(s *nvgo.Snapshot, host nvgo.HostStats) {
 		}
 	}
 	if len(s.Devices) == 0 {
-		fmt.Fprintln(r.w, b.v+pad("  No visible devices found", total, false)+b.v)
+		fmt.Fprintln(r.w, b.v+r.pad("  No visible devices found", total, false)+b.v)
 	}
 	fmt.Fprintln(r.w, r.rule(b.bl, b.bot, b.br, b.hh, ws...))
 	r.hostLine(host)
@@ -203,21 +335,21 @@ func (r *renderer) device(d nvgo.DeviceSnapshot) {
 	if d.Err != nil {
 		name = "ERROR: " + nvgo.ReasonOf(d.Err).String()
 	}
-	l1 := fmt.Sprintf(" %3d  %-18s %4s ", d.Index, pad(name, 18, false), d.PersistenceMode)
+	l1 := fmt.Sprintf(" %3d  %s %4s ", d.Index, r.pad(name, 18, false), d.PersistenceMode)
 	bus := d.BusID.Or("N/A")
 	m1 := fmt.Sprintf(" %-16s %3s ", bus, d.DisplayActive)
 	ecc := d.VolatileUncorrectedECC.String()
 	if d.MIGMode.Or(false) {
 		ecc = "MIG: " + ecc
 	}
-	r1 := pad(ecc+" ", colRight, true)
+	r1 := r.pad(ecc+" ", colRight, true)
 	temp := d.Temperature.String()
 	l2 := fmt.Sprintf(" %3s %5s  %4s %12s ", fanString(d.FanSpeed), temp, d.PerformanceState, nvgo.PowerStatus(d.PowerUsage, d.PowerLimit))
 	mem := memoryUsage(d)
-	m2 := pad(mem+" ", colMid, true)
+	m2 := r.pad(mem+" ", colMid, true)
 	r2 := fmt.Sprintf(" %7s %12s ", d.GPUUtilization, d.ComputeMode)
-	cells1 := []string{pad(l1, colLeft, false), pad(m1, colMid, false), r1}
-	cells2 := []string{pad(l2, colLeft, false), m2, pad(r2, colRight, false)}
+	cells1 := []string{r.pad(l1, colLeft, false), r.pad(m1, colMid, false), r1}
+	cells2 := []string{r.pad(l2, colLeft, false), m2, r.pad(r2, colRight, false)}
 	colors1 := []string{"", "", ""}
 	colors2 := []string{"", memColor, utilColor}
 	if r.bars {
@@ -265,7 +397,7 @@ func (r *renderer) bar(label string, v nvgo.Value[nvgo.Percent]) string {
 		sb.WriteString(strings.Repeat(" ", width))
 	}
 	sb.WriteString(" " + text + " ")
-	return pad(sb.String(), colBars, false)
+	return r.pad(sb.String(), colBars, false)
 }
 
 func (r *renderer) hostLine(h nvgo.HostStats) {
@@ -284,15 +416,15 @@ func (r *renderer) processes(s *nvgo.Snapshot) {
 		total += colBars + 1
 	}
 	fmt.Fprintln(r.w, b.tl+strings.Repeat(b.hh, total)+b.tr)
-	fmt.Fprintln(r.w, b.v+pad(" Processes:", total, false)+b.v)
+	fmt.Fprintln(r.w, b.v+r.pad(" Processes:", total, false)+b.v)
 	head := fmt.Sprintf(" GPU %7s %-4s %-10s %8s %4s %5s %5s %8s  %s", "PID", "TYPE", "USER", "GPU-MEM", "%SM", "%CPU", "%MEM", "TIME", "COMMAND")
-	fmt.Fprintln(r.w, b.v+pad(head, total, false)+b.v)
+	fmt.Fprintln(r.w, b.v+r.pad(head, total, false)+b.v)
 	fmt.Fprintln(r.w, b.hl+strings.Repeat(b.hh, total)+b.hr)
 	n := 0
 	for _, d := range s.Devices {
 		if d.ProcessesErr != nil {
 			line := fmt.Sprintf(" %3d  processes: %s", d.Index, nvgo.ReasonOf(d.ProcessesErr))
-			fmt.Fprintln(r.w, b.v+pad(line, total, false)+b.v)
+			fmt.Fprintln(r.w, b.v+r.pad(line, total, false)+b.v)
 			continue
 		}
 		for _, p := range d.Processes {
@@ -301,14 +433,14 @@ func (r *renderer) processes(s *nvgo.Snapshot) {
 			if p.Command.IsNA() {
 				cmd = unreadable(p.Command.Reason())
 			}
-			line := fmt.Sprintf(" %3d %7d %-4s %-10s %8s %4s %5s %5s %8s  %s",
-				d.Index, p.PID, p.Type, pad(p.Username.Or("N/A"), 10, false), p.GPUMemory,
+			line := fmt.Sprintf(" %3d %7d %-4s %s %8s %4s %5s %5s %8s  %s",
+				d.Index, p.PID, p.Type, r.pad(p.Username.Or("N/A"), 10, false), p.GPUMemory,
 				p.GPUSMUtilization, pctNum(p.CPUPercent), pctNum(p.HostMemoryPercent), duration(p.RunningTime), cmd)
-			fmt.Fprintln(r.w, b.v+pad(line, total, false)+b.v)
+			fmt.Fprintln(r.w, b.v+r.pad(line, total, false)+b.v)
 		}
 	}
 	if n == 0 {
-		fmt.Fprintln(r.w, b.v+pad("  No running processes found", total, false)+b.v)
+		fmt.Fprintln(r.w, b.v+r.pad("  No running processes found", total, false)+b.v)
 	}
 	fmt.Fprintln(r.w, b.bl+strings.Repeat(b.hh, total)+b.br)
 }

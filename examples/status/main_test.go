@@ -1,0 +1,663 @@
+//go:build cgo
+
+// The tests run the command through run(), as a user would run the binary,
+// on fake fleets (--simulate needs cgo). They set COLUMNS and NO_COLOR
+// themselves, so they do not run in parallel.
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestParseArgsReadsNvitopStyleFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		noColor string // NO_COLOR
+		want    *options
+		wantErr string // a part of the error; "" for none
+	}{
+		{name: "no flags give the defaults", args: nil, want: &options{}},
+		{name: "--only takes several indices", args: []string{"--only", "0", "1"}, want: &options{only: []int{0, 1}}},
+		{name: "--only=0,2 takes a comma list", args: []string{"--only=0,2"}, want: &options{only: []int{0, 2}}},
+		{name: "-o is --only", args: []string{"-o", "3"}, want: &options{only: []int{3}}},
+		{name: "--only with nothing is an error", args: []string{"--only"}, wantErr: "needs at least one GPU index"},
+		{name: "--only followed by a flag is an error", args: []string{"--only", "--json"}, wantErr: "needs at least one GPU index"},
+		{name: "--only x is an error", args: []string{"--only", "x"}, wantErr: `"x" is not a non-negative integer`},
+		{name: "--only -1 is an error", args: []string{"--only", "-1"}, wantErr: "needs at least one GPU index"},
+		{name: "--user alone means the current user", args: []string{"--user"}, want: &options{userSet: true}},
+		{name: "--user before a flag means the current user", args: []string{"--user", "--compute"}, want: &options{userSet: true, compute: true}},
+		{name: "--user takes a name", args: []string{"--user", "alice"}, want: &options{userSet: true, user: "alice"}},
+		{name: "--user=bob takes a name", args: []string{"--user=bob"}, want: &options{userSet: true, user: "bob"}},
+		{name: "--pid takes several PIDs and stops at the next flag", args: []string{"--pid", "1", "2", "--compute"}, want: &options{pids: []int{1, 2}, compute: true}},
+		{name: "--pid with nothing is an error", args: []string{"--pid"}, wantErr: "needs at least one PID"},
+		{name: "--graphics keeps graphics processes", args: []string{"--graphics"}, want: &options{graphics: true}},
+		{name: "--ascii --no-color --json set their switches", args: []string{"--ascii", "--no-color", "--json"}, want: &options{ascii: true, noColor: true, json: true}},
+		{name: "--simulate takes a preset", args: []string{"--simulate", "dgx-h100"}, want: &options{simulate: "dgx-h100"}},
+		{name: "--simulate=FILE takes a file", args: []string{"--simulate=/tmp/fleet.json"}, want: &options{simulate: "/tmp/fleet.json"}},
+		{name: "--simulate with nothing is an error", args: []string{"--simulate"}, wantErr: "--simulate needs a preset name or a scenario file"},
+		{name: "--simulate= with nothing is an error", args: []string{"--simulate="}, wantErr: "--simulate needs a preset name or a scenario file"},
+		{name: "--simulate followed by a flag is an error", args: []string{"--simulate", "--json"}, wantErr: "--simulate needs a preset name or a scenario file"},
+		{name: "an unknown flag is an error", args: []string{"--frobnicate"}, wantErr: `unknown argument "--frobnicate"`},
+		{name: "a stray word is an error", args: []string{"gpu0"}, wantErr: `unknown argument "gpu0"`},
+		{name: "--json=1 is an error because --json takes no value", args: []string{"--json=1"}, wantErr: "--json takes no value"},
+		{name: "--compute=yes is an error because --compute takes no value", args: []string{"--compute=yes"}, wantErr: "--compute takes no value"},
+		{name: "NO_COLOR turns colour off", noColor: "1", args: []string{"--ascii"}, want: &options{ascii: true, noColor: true}},
+		{name: "an empty NO_COLOR leaves colour on", noColor: "", args: nil, want: &options{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("NO_COLOR", tt.noColor)
+			got, err := parseArgs(tt.args)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parseArgs(%q) = %+v, %v; want an error containing %q", tt.args, got, err, tt.wantErr)
+				}
+				if errors.Is(err, errHelp) {
+					t.Fatalf("parseArgs(%q) asks for help; want an error", tt.args)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseArgs(%q): %v", tt.args, err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("parseArgs(%q) = %+v; want %+v", tt.args, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseArgsAsksForHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"--json", "-h"}, {"--only", "0", "--help"}} {
+		t.Run(strings.Join(args, " ")+" asks for help", func(t *testing.T) {
+			if _, err := parseArgs(args); !errors.Is(err, errHelp) {
+				t.Fatalf("parseArgs(%q) error = %v; want errHelp", args, err)
+			}
+		})
+	}
+}
+
+// runStatus runs the command with args and returns its exit status and output.
+func runStatus(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// plainTerminal makes the output independent of the environment the tests
+// run in: COLUMNS=columns (unset when 0), and NO_COLOR unset.
+func plainTerminal(t *testing.T, columns int) {
+	t.Helper()
+	cols := ""
+	if columns > 0 {
+		cols = strconv.Itoa(columns)
+	}
+	t.Setenv("COLUMNS", cols)
+	t.Setenv("NO_COLOR", "")
+}
+
+// writeScenario writes a scenario file and returns its path.
+func writeScenario(t *testing.T, doc string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "fleet.json")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// readmeScenario is the scenario file of the README.
+const readmeScenario = `{"driver_version": "580.95.05", "cuda_driver_version": 13000,
+ "gpus": [{"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-2b5e1c3a-9f0d-4c6e-8a7b-1d2e3f405162",
+           "bus_id": "00000000:17:00.0", "memory_total_mib": 81559, "memory_used_mib": 1024,
+           "gpu_util": 37, "mem_util": 12, "temperature_c": 41, "power_mw": 72000,
+           "power_limit_mw": 700000, "unsupported": ["fan_speed"], "lost": false,
+           "processes": [{"pid": 4242, "type": "C", "used_memory_mib": 512, "sm_util": 30, "mem_util": 5}]}]}`
+
+// jsonOutput is the part of the --json document the tests read.
+type jsonOutput struct {
+	DriverVersion string                       `json:"driver_version"`
+	Devices       []map[string]json.RawMessage `json:"devices"`
+}
+
+type jsonProcess struct {
+	PID  int    `json:"pid"`
+	Type string `json:"type"`
+}
+
+func decodeJSON(t *testing.T, stdout string) jsonOutput {
+	t.Helper()
+	var doc jsonOutput
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if dec.More() {
+		t.Fatalf("stdout holds more than one JSON value:\n%s", stdout)
+	}
+	return doc
+}
+
+// indices returns the "index" of every device.
+func (doc jsonOutput) indices(t *testing.T) []int {
+	t.Helper()
+	var out []int
+	for _, d := range doc.Devices {
+		var i int
+		if err := json.Unmarshal(d["index"], &i); err != nil {
+			t.Fatalf("index %s: %v", d["index"], err)
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// pids returns the PIDs listed under device i.
+func (doc jsonOutput) pids(t *testing.T, i int) []int {
+	t.Helper()
+	var ps []jsonProcess
+	if err := json.Unmarshal(doc.Devices[i]["processes"], &ps); err != nil {
+		t.Fatalf("devices[%d].processes %s: %v", i, doc.Devices[i]["processes"], err)
+	}
+	var out []int
+	for _, p := range ps {
+		out = append(out, p.PID)
+	}
+	return out
+}
+
+func TestJSONListsEveryGPUWithItsProcesses(t *testing.T) {
+	plainTerminal(t, 0)
+	code, stdout, stderr := runStatus(t, "--simulate", "dgx-h100", "--json")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	doc := decodeJSON(t, stdout)
+	if doc.DriverVersion != "580.95.05" {
+		t.Errorf("driver_version = %q; want 580.95.05", doc.DriverVersion)
+	}
+	if got := doc.indices(t); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5, 6, 7}) {
+		t.Fatalf("indices = %v; want the 8 GPUs in order", got)
+	}
+	uuids := map[string]bool{}
+	for i, d := range doc.Devices {
+		for _, key := range []string{"index", "uuid", "memory_total", "processes", "fan_speed"} {
+			if _, ok := d[key]; !ok {
+				t.Errorf("devices[%d] has no %q", i, key)
+			}
+		}
+		var uuid string
+		if err := json.Unmarshal(d["uuid"], &uuid); err != nil || !strings.HasPrefix(uuid, "GPU-") || uuids[uuid] {
+			t.Errorf("devices[%d].uuid = %s; want a unique GPU-… string", i, d["uuid"])
+		}
+		uuids[uuid] = true
+		var total uint64
+		if err := json.Unmarshal(d["memory_total"], &total); err != nil || total < 80<<30 {
+			t.Errorf("devices[%d].memory_total = %s; want a byte count of at least 80 GiB", i, d["memory_total"])
+		}
+		// N/A is null: an SXM board has no fan
+		if got := string(d["fan_speed"]); got != "null" {
+			t.Errorf("devices[%d].fan_speed = %s; want null", i, got)
+		}
+		wantProcs := 0
+		if i <= 2 {
+			wantProcs = 1
+		}
+		if got := doc.pids(t, i); len(got) != wantProcs {
+			t.Errorf("devices[%d] has processes %v; want %d", i, got, wantProcs)
+		}
+	}
+	// an idle GPU says so with an empty list, not by leaving the key out
+	if got := string(doc.Devices[7]["processes"]); got != "[]" {
+		t.Errorf("devices[7].processes = %s; want []", got)
+	}
+}
+
+func TestJSONOfTheChosenGPUs(t *testing.T) {
+	plainTerminal(t, 0)
+	tests := []struct {
+		name string
+		args []string
+		want []int
+	}{
+		{"--only 1 3 gives GPUs 1 and 3", []string{"--only", "1", "3"}, []int{1, 3}},
+		{"--only=3,1 keeps the order asked", []string{"--only=3,1"}, []int{3, 1}},
+		{"--only 1 1 gives GPU 1 once", []string{"--only", "1", "1"}, []int{1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--simulate", "dgx-h100", "--json"}, tt.args...)
+			code, stdout, stderr := runStatus(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr %q; want 0", code, stderr)
+			}
+			if got := decodeJSON(t, stdout).indices(t); !slices.Equal(got, tt.want) {
+				t.Errorf("indices = %v; want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestProcessFiltersKeepOnlyWhatIsAskedFor(t *testing.T) {
+	plainTerminal(t, 0)
+	me, err := user.Current()
+	if err != nil {
+		t.Skipf("no current user: %v", err)
+	}
+	// a live process of ours, so that it has a user; the other PIDs are
+	// above the kernel's PID limit, so they have none
+	self := os.Getpid()
+	scenario := writeScenario(t, `{"gpus": [{"processes": [
+		{"pid": 4194390, "type": "C"}, {"pid": 4194391, "type": "G"},
+		{"pid": 4194392, "type": "C+G"}, {"pid": `+strconv.Itoa(self)+`, "type": "C"}]}]}`)
+	tests := []struct {
+		name string
+		args []string
+		want []int
+	}{
+		{"no filter keeps every process", nil, []int{4194390, 4194391, 4194392, self}},
+		{"--compute keeps C and C+G", []string{"--compute"}, []int{4194390, 4194392, self}},
+		{"--graphics keeps G and C+G", []string{"--graphics"}, []int{4194391, 4194392}},
+		{"--compute --graphics keeps C+G", []string{"--compute", "--graphics"}, []int{4194392}},
+		{"--pid keeps the PIDs given", []string{"--pid", "4194391", strconv.Itoa(self)}, []int{4194391, self}},
+		{"--user alone keeps the current user's", []string{"--user"}, []int{self}},
+		{"--user NAME keeps NAME's", []string{"--user", me.Username}, []int{self}},
+		{"--user of someone else keeps none", []string{"--user", "no-such-user-here"}, nil},
+		{"--pid 999 keeps none", []string{"--pid", "999"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--simulate", scenario, "--json"}, tt.args...)
+			code, stdout, stderr := runStatus(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr %q; want 0", code, stderr)
+			}
+			// NVML lists compute processes, then graphics ones
+			got := decodeJSON(t, stdout).pids(t, 0)
+			slices.Sort(got)
+			slices.Sort(tt.want)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("pids = %v; want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// boxLines returns the lines of out that belong to a table: those that start
+// with a border.
+func boxLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if first, _ := utf8.DecodeRuneInString(l); strings.ContainsRune("╒│├╞╘+|", first) {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// checkTables fails unless every table line of out is width columns wide,
+// as width measures them.
+func checkTables(t *testing.T, out string, want int, width func(string) int) {
+	t.Helper()
+	lines := boxLines(out)
+	if len(lines) < 10 {
+		t.Fatalf("only %d table lines in:\n%s", len(lines), out)
+	}
+	for _, l := range lines {
+		if w := width(l); w != want {
+			t.Errorf("a table line is %d columns wide, want %d:\n%s", w, want, l)
+		}
+	}
+}
+
+func TestTheTableHasStraightBorders(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		columns int
+		width   int
+		bars    bool
+	}{
+		{"without COLUMNS it fits 80 columns", nil, 0, 79, false},
+		{"at COLUMNS=40 it keeps its narrowest form", nil, 40, 79, false},
+		{"at COLUMNS=121 there is no room for bars", nil, 121, 79, false},
+		{"at COLUMNS=122 the bars fit exactly", nil, 122, 122, true},
+		{"at COLUMNS=140 it has bars", nil, 140, 122, true},
+		{"--ascii at COLUMNS=140 has ASCII bars", []string{"--ascii"}, 140, 122, true},
+		{"--only 0 at COLUMNS=200", []string{"--only", "0"}, 200, 122, true},
+	}
+	for _, preset := range []string{"dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200"} {
+		for _, tt := range tests {
+			t.Run(preset+" "+tt.name, func(t *testing.T) {
+				plainTerminal(t, tt.columns)
+				code, stdout, stderr := runStatus(t, append([]string{"--simulate", preset}, tt.args...)...)
+				if code != 0 {
+					t.Fatalf("exit %d, stderr %q; want 0", code, stderr)
+				}
+				checkTables(t, stdout, tt.width, utf8.RuneCountInString)
+				if got := strings.Contains(stdout, "UTL:"); got != tt.bars {
+					t.Errorf("bars shown = %v; want %v:\n%s", got, tt.bars, stdout)
+				}
+				for _, l := range strings.Split(stdout, "\n") {
+					if tt.columns >= 79 && utf8.RuneCountInString(l) > tt.columns {
+						t.Errorf("a line is wider than COLUMNS=%d:\n%s", tt.columns, l)
+					}
+				}
+				if strings.Contains(stdout, "\x1b") {
+					t.Error("output to a non-terminal has escape sequences")
+				}
+			})
+		}
+	}
+}
+
+func TestTheTableShowsWhatAUserExpects(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		want     []string
+		dontWant []string
+	}{
+		{
+			name:     "the default view shows short names and the driver version",
+			args:     []string{"--simulate", "dgx-h100"},
+			want:     []string{"H100 80GB HBM3", "Driver Version: 580.95.05", "CUDA Driver Version: 13.0", "00000000:18:00.0", "Processes:", "4194401", "[ CPU: "},
+			dontWant: []string{"NVIDIA H100", "No running processes found"},
+		},
+		{
+			name: "--ascii uses ASCII borders",
+			args: []string{"--simulate", "dgx-h100", "--ascii"},
+			want: []string{"Processes:", "+=====", "|   0  H100 80GB HBM3"},
+		},
+		{
+			name: "--pid of no GPU process finds none",
+			args: []string{"--simulate", "dgx-h100", "--pid", "999"},
+			want: []string{"No running processes found"},
+		},
+		{
+			name: "--only shows only the GPUs asked for",
+			args: []string{"--simulate", "dgx-h100", "--only", "2"},
+			want: []string{"00000000:3A:00.0", "4194403"},
+			// GPU 0's bus ID and process
+			dontWant: []string{"00000000:18:00.0", "4194401"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plainTerminal(t, 0)
+			code, stdout, stderr := runStatus(t, tt.args...)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+			}
+			for _, s := range tt.want {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("output lacks %q:\n%s", s, stdout)
+				}
+			}
+			for _, s := range tt.dontWant {
+				if strings.Contains(stdout, s) {
+					t.Errorf("output has %q:\n%s", s, stdout)
+				}
+			}
+		})
+	}
+}
+
+func TestASCIIOutputIsPureASCII(t *testing.T) {
+	for _, columns := range []int{0, 140} {
+		t.Run("at COLUMNS="+strconv.Itoa(columns), func(t *testing.T) {
+			plainTerminal(t, columns)
+			code, stdout, stderr := runStatus(t, "--simulate", "dgx-h100", "--ascii")
+			if code != 0 {
+				t.Fatalf("exit %d, stderr %q; want 0", code, stderr)
+			}
+			for i := 0; i < len(stdout); i++ {
+				if stdout[i] >= 0x80 {
+					line := stdout[strings.LastIndexByte(stdout[:i], '\n')+1:]
+					line, _, _ = strings.Cut(line, "\n")
+					t.Fatalf("byte %#x at offset %d is not ASCII, in:\n%s", stdout[i], i, line)
+				}
+			}
+			if !strings.Contains(stdout, "Processes:") {
+				t.Errorf("output lacks Processes:\n%s", stdout)
+			}
+		})
+	}
+}
+
+func TestAScenarioFileIsRendered(t *testing.T) {
+	plainTerminal(t, 0)
+	path := writeScenario(t, readmeScenario)
+	code, stdout, stderr := runStatus(t, "--simulate", path)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	for _, s := range []string{"H100 80GB HBM3", "00000000:17:00.0", "41C", "72W / 700W", "37%", "4242", "580.95.05"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("output lacks %q:\n%s", s, stdout)
+		}
+	}
+	checkTables(t, stdout, 79, utf8.RuneCountInString)
+
+	code, stdout, _ = runStatus(t, "--simulate", path, "--json")
+	if code != 0 {
+		t.Fatalf("--json: exit %d; want 0", code)
+	}
+	doc := decodeJSON(t, stdout)
+	if len(doc.Devices) != 1 || string(doc.Devices[0]["fan_speed"]) != "null" || string(doc.Devices[0]["temperature"]) != "41" {
+		t.Errorf("devices = %v; want one GPU at 41C with fan_speed null", doc.Devices)
+	}
+}
+
+func TestUnreadableGPUsStillLineUp(t *testing.T) {
+	plainTerminal(t, 140)
+	path := writeScenario(t, `{"gpus": [
+		{"name": "NVIDIA GeForce RTX 4090 With A Name Too Long For Its Column", "fan_speed": 100,
+		 "power_mw": 1000000, "power_limit_mw": 1000000, "ecc_errors": 18446744073709551615,
+		 "compute_mode": "Exclusive_Process", "pstate": 15, "gpu_util": 100, "mem_util": 100},
+		{"lost": true},
+		{"mig_mode": 1},
+		{"unsupported": ["temperature", "power", "memory", "utilization", "name", "pci_info"],
+		 "errors": {"processes": "NO_PERMISSION"}}]}`)
+	code, stdout, stderr := runStatus(t, "--simulate", path)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q; want 0", code, stderr)
+	}
+	for _, s := range []string{"RTX 4090 With A N…", "ERROR: GPU lost", "MIG: 0", "processes: GPU lost", "processes: no permission"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("output lacks %q:\n%s", s, stdout)
+		}
+	}
+	checkTables(t, stdout, 122, utf8.RuneCountInString)
+
+	code, stdout, _ = runStatus(t, "--simulate", path, "--json")
+	if code != 0 {
+		t.Fatalf("--json: exit %d; want 0", code)
+	}
+	doc := decodeJSON(t, stdout)
+	if _, ok := doc.Devices[1]["error"]; !ok || string(doc.Devices[1]["processes"]) != "null" {
+		t.Errorf("the lost GPU has error %s and processes %s; want an error and null",
+			doc.Devices[1]["error"], doc.Devices[1]["processes"])
+	}
+}
+
+// wideWidth counts the CJK ideographs and kana of the test as two columns.
+func wideWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x3000 && r <= 0x9fff {
+			n++
+		}
+	}
+	return n
+}
+
+func TestACommandLineCannotBreakTheTable(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command")
+	}
+	// a process whose command line has a tab, wide characters and an
+	// escape sequence that would turn the terminal red
+	cmd := exec.Command(sleep, "60")
+	cmd.Args[0] = "py\tthon 日本語テスト\x1b[31mred"
+	if err := cmd.Start(); err != nil {
+		t.Skipf("cannot start sleep: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	path := writeScenario(t, `{"gpus": [{"processes": [{"pid": `+strconv.Itoa(cmd.Process.Pid)+`}]}]}`)
+	for _, columns := range []int{0, 140} {
+		t.Run("at COLUMNS="+strconv.Itoa(columns), func(t *testing.T) {
+			plainTerminal(t, columns)
+			code, stdout, stderr := runStatus(t, "--simulate", path)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr %q; want 0", code, stderr)
+			}
+			if strings.ContainsAny(stdout, "\x1b\t") {
+				t.Errorf("the command's control characters reach the terminal:\n%q", stdout)
+			}
+			want, shown := 79, `"py\tthon … │` // 日 would cross the border
+			if columns == 140 {
+				want, shown = 122, `"py\tthon 日本語テスト\x1b[31mred" 60`
+			}
+			if !strings.Contains(stdout, shown) {
+				t.Errorf("the command is not shown as %s:\n%s", shown, stdout)
+			}
+			checkTables(t, stdout, want, wideWidth)
+		})
+	}
+}
+
+func TestFitPutsTextIntoDisplayColumns(t *testing.T) {
+	tests := []struct {
+		name     string
+		s        string
+		width    int
+		right    bool
+		ellipsis string
+		want     string
+	}{
+		{"short text is padded on the right", "ab", 5, false, "", "ab   "},
+		{"right-aligned text is padded on the left", "ab", 5, true, "", "   ab"},
+		{"text of the exact width is kept", "abcde", 5, false, "", "abcde"},
+		{"long text ends in an ellipsis", "abcdefgh", 5, false, "", "abcd…"},
+		{"long right-aligned text ends in an ellipsis", "abcdefgh", 5, true, "", "abcd…"},
+		{"an ASCII ellipsis is three dots", "abcdefgh", 5, false, "...", "ab..."},
+		{"an ellipsis wider than the column is left out", "abcdefgh", 2, false, "...", "ab"},
+		{"wide characters take two columns", "日本", 5, false, "", "日本 "},
+		{"a wide character that would cross the edge is dropped", "日本語", 4, false, "", "日… "},
+		{"combining marks take no column", "e\u0301e\u0301", 3, false, "", "e\u0301e\u0301 "},
+		{"a tab is shown escaped", "a\tb", 5, false, "", `a\tb `},
+		{"an escape sequence is shown escaped", "\x1b[31m", 8, false, "", `\x1b[31m`},
+		{"a bidirectional override is shown escaped", "a\u202eb", 8, false, "", `a\u202eb`},
+		{"invalid UTF-8 is shown escaped", "a\xffb", 8, false, "", `a\ufffdb`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ellipsis := tt.ellipsis
+			if ellipsis == "" {
+				ellipsis = "…"
+			}
+			if got := fit(tt.s, tt.width, tt.right, ellipsis); got != tt.want {
+				t.Errorf("fit(%q, %d, %v, %q) = %q; want %q", tt.s, tt.width, tt.right, ellipsis, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestErrorsExitWithOneLineOnStderr(t *testing.T) {
+	plainTerminal(t, 0)
+	malformed := writeScenario(t, `{"gpus":[{"gpu_util": "x"}]}`)
+	noInit := writeScenario(t, `{"init_error": "DRIVER_NOT_LOADED"}`)
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		stderrHas []string
+		lines     int // lines on stderr
+	}{
+		{"--only of a missing GPU exits 2", []string{"--simulate", "dgx-h100", "--only", "9"}, 2, []string{"--only 9: no such GPU (there are 8)"}, 1},
+		{"a missing scenario file exits 1", []string{"--simulate", "/nonexistent.json"}, 1, []string{"/nonexistent.json", "not a preset"}, 1},
+		{"a malformed scenario exits 1 and names the key", []string{"--simulate", malformed}, 1, []string{"gpus[0].gpu_util", malformed}, 1},
+		{"a driver that does not load exits 1", []string{"--simulate", noInit}, 1, []string{"no usable NVIDIA driver"}, 1},
+		{"an unknown flag exits 2", []string{"--simulate", "dgx-h100", "--frobnicate"}, 2, []string{`unknown argument "--frobnicate"`, "status --help"}, 2},
+		{"--simulate followed by a flag exits 2", []string{"--simulate", "--json"}, 2, []string{"--simulate needs"}, 2},
+		{"--json=1 exits 2", []string{"--json=1"}, 2, []string{"--json takes no value"}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runStatus(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d; want %d (stderr %q)", code, tt.code, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q; want nothing", stdout)
+			}
+			if n := strings.Count(stderr, "\n"); n != tt.lines || !strings.HasSuffix(stderr, "\n") {
+				t.Errorf("stderr has %d lines; want %d:\n%s", n, tt.lines, stderr)
+			}
+			for _, s := range tt.stderrHas {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestHelpGoesToStdoutAndExits0(t *testing.T) {
+	code, stdout, stderr := runStatus(t, "--help")
+	if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "usage: status") || !strings.Contains(stdout, "--simulate") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and the usage on stdout", code, stdout, stderr)
+	}
+}
+
+func TestWithoutADriverItSaysSoInOneLine(t *testing.T) {
+	for _, lib := range []string{
+		"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+		"/usr/lib64/libnvidia-ml.so.1",
+		"/usr/lib/aarch64-linux-gnu/libnvidia-ml.so.1",
+	} {
+		if _, err := os.Stat(lib); err == nil {
+			t.Skipf("%s exists: this machine may have a driver", lib)
+		}
+	}
+	plainTerminal(t, 0)
+	code, stdout, stderr := runStatus(t)
+	if code != 1 {
+		t.Errorf("exit %d; want 1", code)
+	}
+	if stdout != "" {
+		t.Errorf("stdout = %q; want nothing", stdout)
+	}
+	if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+		t.Errorf("stderr is not one line:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "driver") || !strings.Contains(stderr, "--simulate") {
+		t.Errorf("stderr = %q; want it to mention the driver and --simulate", stderr)
+	}
+	for _, s := range []string{"panic", "goroutine", ".go:"} {
+		if strings.Contains(stderr, s) {
+			t.Errorf("stderr has %q, like a crash:\n%s", s, stderr)
+		}
+	}
+}
