@@ -161,8 +161,7 @@ func (d *Device) Processes(ctx context.Context) ([]*GpuProcess, error) {
 		return nil, err
 	}
 	r := &reader{d: d, h: h}
-	procs, _, err := d.refreshProcesses(r, d.MemoryTotal())
-	return procs, err
+	return d.refreshProcesses(r, d.MemoryTotal())
 }
 
 // processState is a device's process bookkeeping.
@@ -213,7 +212,7 @@ func processMemory(v uint64) Value[Bytes] {
 
 // refreshProcesses reads the process lists (one call per kind), merges them,
 // reads per-process utilization from the cursor and updates the live objects.
-func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProcess, []procEntry, error) {
+func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProcess, error) {
 	h := r.h
 	compute, errC := h.ComputeProcesses()
 	r.check(errC)
@@ -224,7 +223,7 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 		r.check(errG)
 	}
 	if errC != nil && errG != nil {
-		return nil, nil, errors.Join(errC, errG)
+		return nil, errors.Join(errC, errG)
 	}
 
 	entries := map[int]*procEntry{}
@@ -312,12 +311,12 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 			delete(st.samples, pid)
 		}
 	}
-	return out, nil, nil
+	return out, nil
 }
 
 // readProcesses refreshes the processes and snapshots them.
 func (d *Device) readProcesses(r *reader, memTotal Value[Bytes], hosts *hostMemo) ([]GpuProcessSnapshot, error) {
-	procs, _, err := d.refreshProcesses(r, memTotal)
+	procs, err := d.refreshProcesses(r, memTotal)
 	if err != nil {
 		return nil, err
 	}
