@@ -9,7 +9,6 @@ import (
 
 	"github.com/jellydator/ttlcache/v3"
 
-	"github.com/nvgo/nvgo/internal/nverr"
 	"github.com/nvgo/nvgo/internal/nvmlx"
 )
 
@@ -701,5 +700,3 @@ func errorsIsAny(err error, targets ...error) bool {
 	}
 	return false
 }
-
-var _ = nverr.Success

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
@@ -128,5 +127,3 @@ func jsonOf(v any) string {
 	}
 	return string(b)
 }
-
-var _ = os.Stdout

@@ -142,9 +142,11 @@ func memPercent(used, total Value[Bytes]) Value[Percent] {
 	t, ok2 := total.Get()
 	switch {
 	case !ok1:
-		return Map(used, func(Bytes) Percent { return 0 })
-	case !ok2 || t == 0:
-		return Map(total, func(Bytes) Percent { return 0 })
+		return NA[Percent](used.Reason(), used.Err())
+	case !ok2:
+		return NA[Percent](total.Reason(), total.Err())
+	case t == 0:
+		return NA[Percent](NotSupported, ErrUnifiedMemory)
 	}
 	return Some(percentOf(uint64(u), uint64(t)))
 }
