@@ -10,16 +10,18 @@ import (
 // samplingPeriod is the encoder/decoder sampling period reported, in µs.
 const samplingPeriod = 167_000
 
-// maxMigDevices is what GetMaxMigDeviceCount reports (7 GPU instances on
-// every MIG-capable board here).
+// maxMigDevices is what GetMaxMigDeviceCount reports with MIG enabled (7
+// GPU instances on every MIG-capable board here): MIG device indices are
+// 0..maxMigDevices-1.
 const maxMigDevices = 7
 
-// device is the nvml.Device handle of a GPU. Its …Func fields are set once,
-// in wire, and never change, so calls may run concurrently; all state is
-// read under the fleet's mutex.
+// device is the nvml.Device handle of a GPU or of a MIG device. Its …Func
+// fields are set once, in wire (or MIG.wire), and never change, so calls
+// may run concurrently; all state is read under the fleet's mutex.
 type device struct {
 	mock.Device
-	g *GPU
+	g *GPU // the GPU, or the parent of the MIG device
+	m *MIG // nil for a GPU's handle
 }
 
 var _ nvml.Device = (*device)(nil)
@@ -66,6 +68,10 @@ func (d *device) wire() {
 	d.GetMigModeFunc = d.getMigMode
 	d.GetMaxMigDeviceCountFunc = d.getMaxMigDeviceCount
 	d.IsMigDeviceHandleFunc = d.isMigDeviceHandle
+	d.GetMigDeviceHandleByIndexFunc = d.getMigDeviceHandleByIndex
+	d.GetDeviceHandleFromMigDeviceHandleFunc = func() (nvml.Device, nvml.Return) { return nil, nvml.ERROR_INVALID_ARGUMENT }
+	d.GetGpuInstanceIdFunc = notMIG
+	d.GetComputeInstanceIdFunc = notMIG
 	d.GetFieldValuesFunc = d.getFieldValues
 	d.GetComputeRunningProcessesFunc = d.getComputeRunningProcesses
 	d.GetGraphicsRunningProcessesFunc = d.getGraphicsRunningProcesses
@@ -339,6 +345,35 @@ func (d *device) getMigMode() (int, int, nvml.Return) {
 	return g.migCur, g.migPend, nvml.SUCCESS
 }
 
-func (d *device) getMaxMigDeviceCount() (int, nvml.Return) { return maxMigDevices, nvml.SUCCESS }
+// getMaxMigDeviceCount is 0 with MIG disabled, as NVML documents.
+func (d *device) getMaxMigDeviceCount() (int, nvml.Return) {
+	g, unlock := d.lock()
+	defer unlock()
+	if g.migCur != nvml.DEVICE_MIG_ENABLE {
+		return 0, nvml.SUCCESS
+	}
+	return maxMigDevices, nvml.SUCCESS
+}
 
 func (d *device) isMigDeviceHandle() (bool, nvml.Return) { return false, nvml.SUCCESS }
+
+// getMigDeviceHandleByIndex returns the handle of the MIG device in slot i:
+// ERROR_NOT_SUPPORTED with MIG disabled, ERROR_INVALID_ARGUMENT for an
+// index outside 0..6, ERROR_NOT_FOUND for a free slot.
+func (d *device) getMigDeviceHandleByIndex(i int) (nvml.Device, nvml.Return) {
+	g, unlock := d.lock()
+	defer unlock()
+	switch {
+	case g.migCur != nvml.DEVICE_MIG_ENABLE:
+		return nil, nvml.ERROR_NOT_SUPPORTED
+	case i < 0 || i >= maxMigDevices:
+		return nil, nvml.ERROR_INVALID_ARGUMENT
+	case g.migs[i] == nil:
+		return nil, nvml.ERROR_NOT_FOUND
+	}
+	return g.migs[i].dev, nvml.SUCCESS
+}
+
+// notMIG answers GetGpuInstanceId and GetComputeInstanceId on a GPU's
+// handle, which is not a MIG device's.
+func notMIG() (int, nvml.Return) { return 0, nvml.ERROR_INVALID_ARGUMENT }

@@ -99,7 +99,7 @@ func TestDeviceReportsWhatWasSet(t *testing.T) {
 	bar1 := must(d.GetBAR1MemoryInfo())(t, "GetBAR1MemoryInfo")
 	check("BAR1", bar1, nvml.BAR1Memory{Bar1Total: 128 << 30, Bar1Used: 64 * fakegpu.MiB, Bar1Free: 128<<30 - 64*fakegpu.MiB})
 	check("brand", must(d.GetBrand())(t, "GetBrand"), nvml.BRAND_NVIDIA)
-	check("max MIG devices", must(d.GetMaxMigDeviceCount())(t, "GetMaxMigDeviceCount"), 7)
+	check("max MIG devices with MIG disabled", must(d.GetMaxMigDeviceCount())(t, "GetMaxMigDeviceCount"), 0)
 	check("is MIG handle", must(d.IsMigDeviceHandle())(t, "IsMigDeviceHandle"), false)
 	pci := must(d.GetPciInfo())(t, "GetPciInfo")
 	check("PCI device ID", pci.PciDeviceId, uint32(0x20B210DE))

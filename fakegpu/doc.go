@@ -11,7 +11,8 @@
 //
 // New builds GPUs from GPUSpecs (Model "a100", "h100", "h200" or "b200"
 // supplies the defaults); Preset builds an 8-GPU DGX-like machine
-// ("dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200"); ParseScenario and
+// ("dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", and "dgx-a100-mig",
+// "dgx-h100-mig" with MIG devices on GPU 0); ParseScenario and
 // LoadScenario build one from JSON. UUIDs, serial numbers and PCI bus IDs
 // not given are derived from a seed (the preset name, else "fakegpu") and
 // the GPU index, so every run sees the same fleet. The NVML index of a GPU
@@ -69,6 +70,32 @@
 //   - A lost GPU (GPU.Lose) answers ERROR_GPU_IS_LOST from every method, and
 //     the DeviceGetHandleBy… functions return its handle with that code.
 //
+// # MIG
+//
+// A GPU with MIG enabled (GPUSpec.MIGEnabled, GPU.SetMIGMode) reports
+// GetMigMode 1/1 and GetMaxMigDeviceCount 7 (0 without MIG), and has up to
+// seven MIG devices (GPUSpec.MIGDevices, GPU.AddMIGDevice), each in a slot
+// 0..6 that GetMigDeviceHandleByIndex answers with the device's own
+// nvml.Device handle, the same value every time. A free slot answers
+// ERROR_NOT_FOUND, an index outside 0..6 ERROR_INVALID_ARGUMENT, and a GPU
+// without MIG ERROR_NOT_SUPPORTED. On a GPU's handle IsMigDeviceHandle is
+// false and GetDeviceHandleFromMigDeviceHandle, GetGpuInstanceId and
+// GetComputeInstanceId answer ERROR_INVALID_ARGUMENT. The GPU's compute
+// process list holds its MIG devices' processes (with their instance IDs)
+// besides its own, and its used memory theirs.
+//
+// A MIG device's handle (see MIG for the full list) reports
+// IsMigDeviceHandle true, its parent, instance IDs, UUID ("MIG-…"), name
+// ("NVIDIA H100 80GB HBM3 MIG 1g.10gb"), memory, attributes and processes,
+// and the parent's PCI info; GetIndex, the MIG-mode functions and the
+// utilization, clock, power, temperature, ECC, sample and field-value
+// queries answer ERROR_NOT_SUPPORTED. DeviceGetHandleByUUID takes MIG
+// UUIDs, and the legacy "MIG-GPU-<GPU UUID>/<GI>/<CI>" form. Calls count
+// under the GPUs' names ("Device.GetUUID"). A lost parent makes its MIG
+// devices answer ERROR_GPU_IS_LOST; GPU.Fail and GPU.Unsupported do not
+// reach them (MIG.Fail does). GPU.RemoveMIGDevice and disabling MIG end
+// MIG devices: their handles answer ERROR_INVALID_ARGUMENT from then on.
+//
 // # Faults, metrics and counting
 //
 // GPU.Unsupported and GPU.Fail take metric names (MetricNames) or
@@ -100,7 +127,8 @@
 //	persistence_mode     GetPersistenceMode
 //	compute_mode         GetComputeMode
 //	display              GetDisplayActive, GetDisplayMode
-//	mig_mode             GetMigMode, GetMaxMigDeviceCount
+//	mig_mode             GetMigMode, GetMaxMigDeviceCount,
+//	                     GetMigDeviceHandleByIndex
 //	processes            GetComputeRunningProcesses, GetGraphicsRunningProcesses,
 //	                     GetMPSComputeRunningProcesses
 //	process_utilization  GetProcessUtilization
@@ -108,7 +136,7 @@
 //
 // Fleet.Calls counts calls by function: library-level methods by name
 // ("DeviceGetCount"), device methods with a "Device." prefix
-// ("Device.GetMemoryInfo_v2"), summed over GPUs.
+// ("Device.GetMemoryInfo_v2"), summed over GPUs and MIG devices.
 //
 // Fleet's fake clock (Now, Advance) starts at 2025-01-01T00:00:00Z and
 // drives sample and field timestamps and the energy and PCIe byte counters.
@@ -176,12 +204,16 @@
 //	nvlink_tx_kib        uint      NVLink TX data counter, all links, KiB (0)
 //	nvlink_rx_kib        uint      NVLink RX data counter, all links, KiB (0)
 //	mig_mode             0 or 1    current and pending MIG mode (0)
+//	mig_enabled          bool      the same as mig_mode 1 or 0 (false)
+//	mig_devices          [object]  MIG devices; need MIG enabled; replace a
+//	                               preset's (kept unless MIG is disabled)
 //	unsupported          [string]  metrics (or Device methods) answering
 //	                               NOT_SUPPORTED, e.g. ["fan_speed"]
 //	errors               object    metric → NVML error name it answers, e.g.
 //	                               {"temperature": "NO_PERMISSION"}
 //	lost                 bool      the GPU fell off the bus (false)
 //	processes            [object]  running processes; replaces a preset's
+//	                               (those of its MIG devices stay)
 //
 // Keys of a process:
 //
@@ -194,6 +226,23 @@
 //	enc_util, dec_util   0..100    GetProcessUtilization sample (0)
 //	gpu_instance_id      uint      MIG GPU instance, reported with MIG on
 //	compute_instance_id  uint      MIG compute instance, reported with MIG on
+//
+// Keys of a MIG device:
+//
+//	key                  type      meaning (default)
+//	gi                   0..65535  GPU instance ID (required)
+//	ci                   0..65535  compute instance ID (0); the pair is unique
+//	                               on the GPU
+//	profile              string    "1g.10gb", or "1c.3g.40gb" with a compute
+//	                               instance part; at most 7 slices (required)
+//	memory_total_mib     uint>0    its memory (1000 per GB of the profile);
+//	                               the GPU instances' must fit in the GPU's
+//	index                0..6      GetMigDeviceHandleByIndex slot (its position)
+//	uuid                 string    MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx,
+//	                               unique in the fleet (derived)
+//	processes            [object]  its processes, keys as above; type "C"
+//	                               only, instance IDs the device's, PIDs
+//	                               unique on the GPU
 //
 // # Concurrency
 //

@@ -42,6 +42,7 @@ type Fleet struct {
 	mock.ExtendedInterface
 
 	mu          sync.Mutex
+	seed        string // of derived identities; fixed after New
 	gpus        []*GPU
 	driver      string
 	nvmlVersion string // empty: derived from cuda and driver
@@ -78,6 +79,7 @@ func New(gpus ...GPUSpec) *Fleet {
 // build returns a fleet whose derived identities come from seed.
 func build(seed string, specs []GPUSpec) *Fleet {
 	f := &Fleet{
+		seed:     seed,
 		driver:   DefaultDriverVersion,
 		cuda:     DefaultCUDADriverVersion,
 		missing:  make(map[string]bool),

@@ -31,8 +31,11 @@ func TestPresetsHaveEightDistinctGPUsOfTheirModel(t *testing.T) {
 		{"dgx-h100", "NVIDIA H100 80GB HBM3", 81920, nvml.DEVICE_ARCH_HOPPER, 9, []uint32{4194401, 4194402, 4194403}},
 		{"dgx-h200", "NVIDIA H200 141GB HBM3e", 144384, nvml.DEVICE_ARCH_HOPPER, 9, []uint32{4194401, 4194402, 4194403}},
 		{"dgx-b200", "NVIDIA B200 180GB HBM3e", 184320, nvml.DEVICE_ARCH_BLACKWELL, 10, []uint32{4194401, 4194402, 4194403}},
+		// GPU 0's process runs on a MIG device; GPU 1 has MIG and none.
+		{"dgx-a100-mig", "NVIDIA A100-SXM4-80GB", 81920, nvml.DEVICE_ARCH_AMPERE, 8, []uint32{4194404, 4194403}},
+		{"dgx-h100-mig", "NVIDIA H100 80GB HBM3", 81920, nvml.DEVICE_ARCH_HOPPER, 9, []uint32{4194404, 4194403}},
 	}
-	if got, want := fakegpu.PresetNames(), []string{"dgx-a100", "dgx-b200", "dgx-h100", "dgx-h200"}; !slices.Equal(got, want) {
+	if got, want := fakegpu.PresetNames(), []string{"dgx-a100", "dgx-a100-mig", "dgx-b200", "dgx-h100", "dgx-h100-mig", "dgx-h200"}; !slices.Equal(got, want) {
 		t.Errorf("PresetNames() = %v, want %v", got, want)
 	}
 	wantBuses := []string{"18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"}

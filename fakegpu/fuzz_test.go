@@ -15,7 +15,8 @@ import (
 
 // FuzzParseScenario checks that ParseScenario never panics, that its errors
 // wrap ErrBadScenario, and that a scenario it accepts gives a usable fleet
-// with one GPU per "gpus" entry when there is no preset.
+// with one GPU per "gpus" entry when there is no preset, whose MIG devices
+// answer by index and UUID.
 func FuzzParseScenario(f *testing.F) {
 	if data, err := os.ReadFile("testdata/scenario-h100.json"); err == nil {
 		f.Add(data)
@@ -27,6 +28,10 @@ func FuzzParseScenario(f *testing.F) {
 		`{"gpus": [{"processes": [{"pid": 1, "type": "X"}]}]}`,
 		`{"gpus": [{"bus_id": "1:2:3.4", "uuid": "GPU-00000000-0000-0000-0000-000000000000"}]}`,
 		`{"init_error": "DRIVER_NOT_LOADED", "missing_symbols": ["nvmlDeviceGetCount"]}`,
+		`{"preset": "dgx-a100-mig", "gpus": [{"processes": [{"pid": 2}]}, {"mig_devices": [{"gi": 1, "profile": "1c.7g.80gb", "index": 6}]}]}`,
+		`{"gpus": [{"mig_enabled": true, "mig_devices": [{"uuid": "MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "gi": 3, "ci": 1,
+			"profile": "1c.2g.20gb", "memory_total_mib": 9856, "index": 2, "processes": [{"pid": 5, "used_memory_mib": 10}]}]}]}`,
+		`{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "9g.1gb"}]}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -71,6 +76,29 @@ func FuzzParseScenario(f *testing.F) {
 			d.GetGraphicsRunningProcesses()
 			d.GetProcessUtilization(0)
 			d.GetFieldValues([]nvml.FieldValue{{FieldId: nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX, ScopeId: 1}, {FieldId: nvml.FI_DEV_POWER_INSTANT}})
+			for slot := -1; slot <= 7; slot++ {
+				m, ret := d.GetMigDeviceHandleByIndex(slot)
+				if ret != nvml.SUCCESS {
+					continue
+				}
+				if mig := fleet.GPU(i).MIGDevice(slot); mig == nil || mig.Device() != m {
+					t.Fatalf("GPU %d GetMigDeviceHandleByIndex(%d) answers %v, not MIGDevice(%d)", i, slot, m, slot)
+				}
+				m.GetName()
+				m.GetMemoryInfo_v2()
+				m.GetAttributes()
+				m.GetComputeRunningProcesses()
+				if !strict {
+					continue
+				}
+				if p, _ := m.GetDeviceHandleFromMigDeviceHandle(); p != d {
+					t.Fatalf("GPU %d MIG device %d: wrong parent", i, slot)
+				}
+				uuid, _ := m.GetUUID()
+				if h, _ := fleet.DeviceGetHandleByUUID(uuid); h != m {
+					t.Fatalf("GPU %d MIG device %d not found by its UUID %q", i, slot, uuid)
+				}
+			}
 			if !strict {
 				continue
 			}

@@ -46,7 +46,9 @@ type GPU struct {
 	unsupported      map[string]bool
 	fails            map[string]nvml.Return
 	lost             bool
-	procs            []*proc
+	procs            []*proc // on the GPU and on its MIG devices
+	migs             [maxMigDevices]*MIG
+	migGen           [maxMigDevices]int // MIG devices created per slot so far
 }
 
 // newGPU returns an idle GPU for a resolved spec.
@@ -75,7 +77,14 @@ func newGPU(f *Fleet, index int, spec GPUSpec) *GPU {
 			g.unsupported[m] = true
 		}
 	}
+	if spec.MIGEnabled {
+		g.migCur, g.migPend = nvml.DEVICE_MIG_ENABLE, nvml.DEVICE_MIG_ENABLE
+	}
 	g.dev = &device{g: g}
+	for _, ms := range spec.MIGDevices {
+		// resolve made the layout valid: this cannot fail.
+		g.addMIGLocked(ms)
+	}
 	return g
 }
 
@@ -95,8 +104,14 @@ func (g *GPU) Name() string { return g.spec.Name }
 // Serial returns the GPU's board serial number.
 func (g *GPU) Serial() string { return g.spec.Serial }
 
-// Spec returns the GPU's identity with every default filled in.
-func (g *GPU) Spec() GPUSpec { return g.spec }
+// Spec returns the GPU's identity with every default filled in, and the
+// MIG layout it started with, resolved (see MIGDevices for the current
+// one).
+func (g *GPU) Spec() GPUSpec {
+	s := g.spec
+	s.MIGDevices = cloneMIGSpecs(s.MIGDevices)
+	return s
+}
 
 // Device returns the nvml.Device handle of this GPU, the one
 // DeviceGetHandleByIndex returns.
@@ -182,10 +197,21 @@ func (g *GPU) SetPState(p int) {
 
 // SetMIGMode sets the current and pending MIG mode (0 disabled, 1 enabled;
 // other values count as 1). With MIG enabled, GetUtilizationRates and
-// GetProcessUtilization answer NOT_SUPPORTED, as on real GPUs, and process
-// lists carry the processes' GPU and compute instance IDs.
+// GetProcessUtilization answer NOT_SUPPORTED, as on real GPUs, process
+// lists carry the processes' GPU and compute instance IDs, and
+// GetMaxMigDeviceCount reports 7. Disabling MIG removes the GPU's MIG
+// devices (see RemoveMIGDevice).
 func (g *GPU) SetMIGMode(current, pending int) {
-	g.update(func() { g.migCur, g.migPend = min(max(current, 0), 1), min(max(pending, 0), 1) })
+	g.update(func() {
+		g.migCur, g.migPend = min(max(current, 0), 1), min(max(pending, 0), 1)
+		if g.migCur == nvml.DEVICE_MIG_DISABLE {
+			for _, m := range g.migs {
+				if m != nil {
+					g.removeMIGLocked(m)
+				}
+			}
+		}
+	})
 }
 
 // SetComputeMode sets the compute mode.
@@ -295,7 +321,9 @@ func (g *GPU) Lose() {
 	g.update(func() { g.lost = true })
 }
 
-// allocatedLocked is the allocated memory in bytes, excluding reserved.
+// allocatedLocked is the allocated memory in bytes, excluding reserved:
+// the memory of the processes on the GPU itself plus what its MIG devices
+// use.
 func (g *GPU) allocatedLocked() uint64 {
 	avail := g.spec.MemoryTotal - g.spec.MemoryReserved
 	if g.memUsedSet {
@@ -303,16 +331,24 @@ func (g *GPU) allocatedLocked() uint64 {
 	}
 	var sum uint64
 	for _, p := range g.procs {
-		if p.UsedMemory == NotAvailable {
-			continue
+		if p.mig == nil {
+			sum = addSat(sum, procMemory(p))
 		}
-		s, carry := bits.Add64(sum, p.UsedMemory, 0)
-		if carry != 0 || s > avail {
-			return avail
-		}
-		sum = s
 	}
-	return sum
+	for _, m := range g.migs {
+		if m != nil {
+			sum = addSat(sum, m.usedLocked())
+		}
+	}
+	return min(sum, avail)
+}
+
+// procMemory is the memory a process counts for in sums.
+func procMemory(p *proc) uint64 {
+	if p.UsedMemory == NotAvailable {
+		return 0
+	}
+	return p.UsedMemory
 }
 
 // advanceLocked moves this GPU's counters and samples d forward; the

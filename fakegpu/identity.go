@@ -46,10 +46,24 @@ func deriveBusID(index int) busID {
 	return busID{domain: uint32(index / len(dgxBuses)), bus: dgxBuses[index%len(dgxBuses)]}
 }
 
+// deriveMIGUUID returns the UUID of the MIG device that is the gen-th to
+// take slot on GPU index (gen 0 for those New creates), lower-case.
+func deriveMIGUUID(seed string, index, slot, gen int) string {
+	h := identityHash(seed, "mig-uuid/"+strconv.Itoa(slot)+"/"+strconv.Itoa(gen), index)
+	x := hex.EncodeToString(h[:16])
+	return "MIG-" + x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
 // validUUID reports whether s looks like an NVML GPU UUID:
 // "GPU-" then hex digits grouped 8-4-4-4-12 (either case).
-func validUUID(s string) bool {
-	rest, ok := strings.CutPrefix(s, "GPU-")
+func validUUID(s string) bool { return validPrefixedUUID(s, "GPU-") }
+
+// validMIGUUID reports whether s looks like an NVML MIG device UUID:
+// "MIG-" then hex digits grouped 8-4-4-4-12 (either case).
+func validMIGUUID(s string) bool { return validPrefixedUUID(s, "MIG-") }
+
+func validPrefixedUUID(s, prefix string) bool {
+	rest, ok := strings.CutPrefix(s, prefix)
 	if !ok || len(rest) != 36 {
 		return false
 	}

@@ -48,6 +48,7 @@ type site struct {
 	symbols  []string // NVML symbols; missing only when all are
 	initFree bool
 	gpu      *GPU // nil for library-level functions
+	mig      *MIG // the MIG device of a MIG handle's function
 	outs     []reflect.Type
 	variadic bool
 }
@@ -92,17 +93,18 @@ func (f *Fleet) wireInterface() {
 		reflect.ValueOf(&f.Interface).Elem(),
 		reflect.ValueOf(&f.ExtendedInterface).Elem(),
 	} {
-		f.wire(mockValue, nil, f.forwarder)
+		f.wire(mockValue, nil, nil, f.forwarder)
 	}
 }
 
-// wireDevice wires a device handle's mock; nil methods are stubs.
+// wireDevice wires a device handle's mock, a GPU's or a MIG device's; nil
+// methods are stubs.
 func (f *Fleet) wireDevice(d *device) {
-	f.wire(reflect.ValueOf(&d.Device).Elem(), d.g, nil)
+	f.wire(reflect.ValueOf(&d.Device).Elem(), d.g, d.m, nil)
 }
 
 // wire wraps every …Func field of the addressable moq struct v.
-func (f *Fleet) wire(v reflect.Value, gpu *GPU, fallback func(method string, ft reflect.Type) (reflect.Value, bool)) {
+func (f *Fleet) wire(v reflect.Value, gpu *GPU, mig *MIG, fallback func(method string, ft reflect.Type) (reflect.Value, bool)) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
@@ -115,6 +117,7 @@ func (f *Fleet) wire(v reflect.Value, gpu *GPU, fallback func(method string, ft 
 			name, symbol = "Device."+method, "nvmlDevice"+method
 		}
 		s := newSite(name, method, symbol, gpu, sf.Type)
+		s.mig = mig
 		// Copy the func out of the field: the field itself is about to
 		// hold the wrapper.
 		impl := reflect.ValueOf(v.Field(i).Interface())
@@ -209,6 +212,20 @@ func (f *Fleet) admit(s *site) nvml.Return {
 			f.violateLocked(fmt.Sprintf("%s called but the driver lacks %s", s.name, strings.Join(s.symbols, ", ")))
 			return nvml.ERROR_FUNCTION_NOT_FOUND
 		}
+	}
+	if m := s.mig; m != nil {
+		// The parent's injected faults are its own; a MIG device has its
+		// own (MIG.Fail).
+		switch {
+		case m.removed:
+			return nvml.ERROR_INVALID_ARGUMENT
+		case m.g.lost:
+			return nvml.ERROR_GPU_IS_LOST
+		}
+		if r, ok := m.fails[s.method]; ok {
+			return r
+		}
+		return nvml.SUCCESS
 	}
 	if g := s.gpu; g != nil {
 		if g.lost {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -29,9 +31,7 @@ func (f *Fleet) wireLibrary() {
 	f.SystemGetProcessNameFunc = f.processName
 	f.DeviceGetCountFunc = func() (int, nvml.Return) { return len(f.gpus), nvml.SUCCESS }
 	f.DeviceGetHandleByIndexFunc = f.handleByIndex
-	f.DeviceGetHandleByUUIDFunc = func(uuid string) (nvml.Device, nvml.Return) {
-		return f.handleBy(func(g *GPU) bool { return g.spec.UUID == uuid })
-	}
+	f.DeviceGetHandleByUUIDFunc = f.handleByUUID
 	f.DeviceGetHandleBySerialFunc = func(serial string) (nvml.Device, nvml.Return) {
 		return f.handleBy(func(g *GPU) bool { return g.spec.Serial == serial })
 	}
@@ -138,6 +138,49 @@ func (f *Fleet) handleBy(match func(*GPU) bool) (nvml.Device, nvml.Return) {
 		}
 	}
 	return nil, nvml.ERROR_NOT_FOUND
+}
+
+// handleByUUID is DeviceGetHandleByUUID: a GPU's UUID gives its handle, a
+// MIG device's UUID ("MIG-…", or the legacy "MIG-GPU-<GPU UUID>/<GI>/<CI>")
+// the MIG device's handle.
+func (f *Fleet) handleByUUID(uuid string) (nvml.Device, nvml.Return) {
+	if !strings.HasPrefix(uuid, "MIG-") {
+		return f.handleBy(func(g *GPU) bool { return g.spec.UUID == uuid })
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	match := func(m *MIG) bool { return m.uuid == uuid }
+	if gpu, gi, ci, ok := parseLegacyMIGUUID(uuid); ok {
+		match = func(m *MIG) bool { return m.g.spec.UUID == gpu && m.gi == gi && m.ci == ci }
+	}
+	for _, g := range f.gpus {
+		for _, m := range g.migs {
+			if m == nil || !match(m) {
+				continue
+			}
+			if g.lost {
+				return m.dev, nvml.ERROR_GPU_IS_LOST
+			}
+			return m.dev, nvml.SUCCESS
+		}
+	}
+	return nil, nvml.ERROR_NOT_FOUND
+}
+
+// parseLegacyMIGUUID parses the MIG device UUID of drivers before R470,
+// "MIG-GPU-<GPU UUID>/<GI>/<CI>".
+func parseLegacyMIGUUID(s string) (gpu string, gi, ci int, ok bool) {
+	rest, _ := strings.CutPrefix(s, "MIG-")
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 || !validUUID(parts[0]) {
+		return "", 0, 0, false
+	}
+	gi, err1 := strconv.Atoi(parts[1])
+	ci, err2 := strconv.Atoi(parts[2])
+	if err1 != nil || err2 != nil || gi < 0 || ci < 0 {
+		return "", 0, 0, false
+	}
+	return parts[0], gi, ci, true
 }
 
 // handleOf returns g's handle; for a lost GPU NVML answers GPU_IS_LOST.

@@ -43,7 +43,7 @@ var metricMethods = map[string][]string{
 	"persistence_mode":    {"GetPersistenceMode"},
 	"compute_mode":        {"GetComputeMode"},
 	"display":             {"GetDisplayActive", "GetDisplayMode"},
-	"mig_mode":            {"GetMigMode", "GetMaxMigDeviceCount"},
+	"mig_mode":            {"GetMigMode", "GetMaxMigDeviceCount", "GetMigDeviceHandleByIndex"},
 	"processes":           {"GetComputeRunningProcesses", "GetGraphicsRunningProcesses", "GetMPSComputeRunningProcesses"},
 	"process_utilization": {"GetProcessUtilization"},
 	"field_values":        {"GetFieldValues"},

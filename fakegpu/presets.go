@@ -7,14 +7,42 @@ import (
 	"sort"
 )
 
-// presets are the whole-machine fleets, by name: eight SXM boards of one
-// model, like the DGX systems go-nvml's mock/dgx* packages model.
-var presets = map[string]string{
-	"dgx-a100": "a100",
-	"dgx-h100": "h100",
-	"dgx-h200": "h200",
-	"dgx-b200": "b200",
+// preset is a whole-machine fleet: eight SXM boards of one model, like the
+// DGX systems go-nvml's mock/dgx* packages model.
+type preset struct {
+	model string
+	mig   bool // GPU 0 partitioned (migLayouts), GPU 1 with MIG and no devices
 }
+
+// presets are the whole-machine fleets, by name.
+var presets = map[string]preset{
+	"dgx-a100":     {model: "a100"},
+	"dgx-h100":     {model: "h100"},
+	"dgx-h200":     {model: "h200"},
+	"dgx-b200":     {model: "b200"},
+	"dgx-a100-mig": {model: "a100", mig: true},
+	"dgx-h100-mig": {model: "h100", mig: true},
+}
+
+// migLayouts are the MIG devices of GPU 0 of the "-mig" presets: a 3g, a 2g
+// and a 1g GPU instance at MIG device indices 0, 1 and 3 (2 is free), with
+// the memory sizes real 80 GB boards report; one process runs on the 3g.
+var migLayouts = map[string][]MIGSpec{
+	"a100": {
+		{Index: 0, GI: 2, CI: 0, Profile: "3g.40gb", MemoryTotalMiB: 40192, Processes: []Process{migPresetProcess}},
+		{Index: 1, GI: 3, CI: 0, Profile: "2g.20gb", MemoryTotalMiB: 19968},
+		{Index: 3, GI: 9, CI: 0, Profile: "1g.10gb", MemoryTotalMiB: 9728},
+	},
+	"h100": {
+		{Index: 0, GI: 2, CI: 0, Profile: "3g.40gb", MemoryTotalMiB: 40448, Processes: []Process{migPresetProcess}},
+		{Index: 1, GI: 3, CI: 0, Profile: "2g.20gb", MemoryTotalMiB: 20096},
+		{Index: 3, GI: 9, CI: 0, Profile: "1g.10gb", MemoryTotalMiB: 9984},
+	},
+}
+
+// migPresetProcess is the process on GPU 0's first MIG device in the
+// "-mig" presets.
+var migPresetProcess = Process{PID: presetPIDBase + 3, Name: "python3", Type: Compute, UsedMemory: 12 << 30}
 
 // presetGPUs is the number of GPUs in every preset.
 const presetGPUs = 8
@@ -37,6 +65,13 @@ func PresetNames() []string {
 // queries answer NOT_SUPPORTED, as on SXM boards). GPUs 0–2 are busy, each
 // with one compute process (PIDs 4194401–4194403); the rest are idle. The same
 // name always gives the same fleet.
+//
+// "dgx-a100-mig" and "dgx-h100-mig" are the same machines with MIG: GPU 0
+// has MIG enabled and three MIG devices, at MIG device indices 0 (3g.40gb,
+// GPU instance 2, running PID 4194404 with 12 GiB), 1 (2g.20gb, GPU
+// instance 3) and 3 (1g.10gb, GPU instance 9), all compute instance 0,
+// index 2 free; GPU 1 has MIG enabled and no MIG devices. Neither runs a
+// process outside MIG devices, so the busy PIDs are 4194404 and 4194403.
 func Preset(name string) (*Fleet, error) {
 	specs, err := presetSpecs(name)
 	if err != nil {
@@ -51,13 +86,17 @@ func Preset(name string) (*Fleet, error) {
 
 // presetSpecs returns the GPU specs of a preset.
 func presetSpecs(name string) ([]GPUSpec, error) {
-	m, ok := presets[name]
+	p, ok := presets[name]
 	if !ok {
 		return nil, fmt.Errorf("fakegpu: unknown preset %q (want one of %v)", name, PresetNames())
 	}
 	specs := make([]GPUSpec, presetGPUs)
 	for i := range specs {
-		specs[i] = GPUSpec{Model: m}
+		specs[i] = GPUSpec{Model: p.model}
+	}
+	if p.mig {
+		specs[0].MIGEnabled, specs[0].MIGDevices = true, cloneMIGSpecs(migLayouts[p.model])
+		specs[1].MIGEnabled = true
 	}
 	return specs, nil
 }
@@ -76,7 +115,9 @@ var busyLoads = []busyLoad{
 	{util: 64, memUtil: 18, temp: 55, powerPct: 55, memPct: 23, pcieTx: 410, pcieRx: 1_900},
 }
 
-// applyPresetLoad gives preset GPU g its deterministic starting load.
+// applyPresetLoad gives preset GPU g its deterministic starting load. A
+// GPU with MIG enabled gets no process of its own: real ones run on MIG
+// devices.
 func applyPresetLoad(g *GPU) {
 	g.f.mu.Lock()
 	defer g.f.mu.Unlock()
@@ -97,6 +138,9 @@ func applyPresetLoad(g *GPU) {
 	g.pcieTx, g.pcieRx = l.pcieTx, l.pcieRx
 	g.nvTx = uint64(i+1) * 734_003_200 // KiB since boot
 	g.nvRx = uint64(i+1) * 701_890_560
+	if g.migCur == 1 {
+		return
+	}
 	usable := g.spec.MemoryTotal - g.spec.MemoryReserved
 	// Preset processes are valid by construction; startLocked cannot fail.
 	_ = g.startLocked(Process{
@@ -106,7 +150,7 @@ func applyPresetLoad(g *GPU) {
 		UsedMemory: usable * l.memPct / 100 / MiB * MiB,
 		SM:         l.util,
 		Mem:        l.memUtil,
-	})
+	}, nil)
 }
 
 // presetPIDBase is above the largest PID Linux can hand out (pid_max is at

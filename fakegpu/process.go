@@ -74,6 +74,7 @@ func (p Process) check() (field string, problem string) {
 // proc is a running process and its latest utilization sample.
 type proc struct {
 	Process
+	mig       *MIG   // the MIG device it runs on; nil: the GPU itself
 	sample    uint64 // µs timestamp of the latest sample; 0: none
 	sampleSM  uint32
 	sampleMem uint32
@@ -105,23 +106,36 @@ func (p *proc) name() string {
 	return p.Name
 }
 
-// StartProcess starts p on the GPU. If it has non-zero utilization, a
-// utilization sample is taken at Now(). It fails, wrapping ErrBadProcess,
-// for a zero or repeated PID, an unknown Type or a percentage above 100.
+// StartProcess starts p on the GPU itself (use MIG.StartProcess for a MIG
+// device). If it has non-zero utilization, a utilization sample is taken at
+// Now(). It fails, wrapping ErrBadProcess, for a zero PID, a PID already
+// running on the GPU or one of its MIG devices, an unknown Type or a
+// percentage above 100.
 func (g *GPU) StartProcess(p Process) error {
 	g.f.mu.Lock()
 	defer g.f.mu.Unlock()
-	return g.startLocked(p)
+	return g.startLocked(p, nil)
 }
 
-func (g *GPU) startLocked(p Process) error {
+// startLocked starts p on the GPU, or on its MIG device m if m is not nil.
+func (g *GPU) startLocked(p Process, m *MIG) error {
+	where := fmt.Sprintf("GPU %d", g.index)
+	if m != nil {
+		where = fmt.Sprintf("GPU %d MIG device %d", g.index, m.slot)
+	}
 	if field, problem := p.check(); field != "" {
-		return fmt.Errorf("%w: GPU %d: Process.%s: %s", ErrBadProcess, g.index, field, problem)
+		return fmt.Errorf("%w: %s: Process.%s: %s", ErrBadProcess, where, field, problem)
+	}
+	if m != nil && p.Type != "" && p.Type != Compute {
+		return fmt.Errorf("%w: %s: Process.Type: %s", ErrBadProcess, where, migTypeProblem(p.Type))
 	}
 	if g.procLocked(p.PID) != nil {
-		return fmt.Errorf("%w: GPU %d: Process.PID: %d is already running on this GPU", ErrBadProcess, g.index, p.PID)
+		return fmt.Errorf("%w: %s: Process.PID: %d is already running on this GPU", ErrBadProcess, where, p.PID)
 	}
-	np := &proc{Process: p}
+	np := &proc{Process: p, mig: m}
+	if m != nil {
+		np.GPUInstanceID, np.ComputeInstanceID = uint32(m.gi), uint32(m.ci)
+	}
 	if np.busy() {
 		np.sampleAt(g.f.nowMicrosLocked())
 	}
@@ -129,8 +143,9 @@ func (g *GPU) startLocked(p Process) error {
 	return nil
 }
 
-// StopProcess ends the process with this PID on the GPU; its utilization
-// samples go with it. It does nothing if there is no such process.
+// StopProcess ends the process with this PID on the GPU or one of its MIG
+// devices; its utilization samples go with it. It does nothing if there is
+// no such process.
 func (g *GPU) StopProcess(pid uint32) {
 	g.update(func() {
 		g.procs = slices.DeleteFunc(g.procs, func(p *proc) bool { return p.PID == pid })
@@ -153,7 +168,9 @@ func (g *GPU) SetProcessUtilization(pid, sm, mem, enc, dec uint32) {
 	})
 }
 
-// Processes returns the processes running on the GPU, in start order.
+// Processes returns the processes running on the GPU, those on its MIG
+// devices included (with their GPU and compute instance IDs), in start
+// order.
 func (g *GPU) Processes() []Process {
 	g.f.mu.Lock()
 	defer g.f.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -67,6 +68,8 @@ type scenarioGPU struct {
 	NVLinkTxKiB       *uint64         `json:"nvlink_tx_kib"`
 	NVLinkRxKiB       *uint64         `json:"nvlink_rx_kib"`
 	MIGMode           *int            `json:"mig_mode"`
+	MIGEnabled        *bool           `json:"mig_enabled"`
+	MIGDevices        json.RawMessage `json:"mig_devices"`
 	Unsupported       json.RawMessage `json:"unsupported"`
 	Errors            json.RawMessage `json:"errors"`
 	Lost              *bool           `json:"lost"`
@@ -100,6 +103,23 @@ var processKeys = map[string]string{
 	"PID": "pid", "Type": "type", "SM": "sm_util", "Mem": "mem_util", "Enc": "enc_util", "Dec": "dec_util",
 }
 
+// scenarioMIG is one element of "mig_devices".
+type scenarioMIG struct {
+	UUID           *string         `json:"uuid"`
+	GI             *int            `json:"gi"`
+	CI             *int            `json:"ci"`
+	Profile        *string         `json:"profile"`
+	MemoryTotalMiB *uint64         `json:"memory_total_mib"`
+	Index          *int            `json:"index"`
+	Processes      json.RawMessage `json:"processes"`
+}
+
+// migKeys maps MIGSpec fields to their scenario keys, for errors.
+var migKeys = map[string]string{
+	"UUID": "uuid", "GI": "gi", "CI": "ci", "Profile": "profile",
+	"MemoryTotalMiB": "memory_total_mib", "Index": "index", "Processes": "processes",
+}
+
 var computeModes = map[string]nvml.ComputeMode{
 	"Default":           nvml.COMPUTEMODE_DEFAULT,
 	"Exclusive_Process": nvml.COMPUTEMODE_EXCLUSIVE_PROCESS,
@@ -114,6 +134,8 @@ type gpuPlan struct {
 	maxClocks *scenarioClocks
 	procs     []Process
 	hasProcs  bool
+	migs      []MIGSpec
+	hasMIGs   bool
 	unsup     []string
 	failKeys  []string
 	fails     map[string]nvml.Return
@@ -154,7 +176,7 @@ func ParseScenario(data []byte) (*Fleet, error) {
 		if specs, err = presetSpecs(*doc.Preset); err != nil {
 			return nil, bad("preset", "unknown preset %q (want one of %s)", *doc.Preset, strings.Join(PresetNames(), ", "))
 		}
-		seed, model = *doc.Preset, presets[*doc.Preset]
+		seed, model = *doc.Preset, presets[*doc.Preset].model
 	}
 	presetCount := len(specs)
 
@@ -321,6 +343,9 @@ func parseGPU(raw json.RawMessage, path string) (*gpuPlan, error) {
 	if r.MIGMode != nil && *r.MIGMode != 0 && *r.MIGMode != 1 {
 		return nil, bad(at("mig_mode"), "want 0 (disabled) or 1 (enabled), got %d", *r.MIGMode)
 	}
+	if r.MIGMode != nil && r.MIGEnabled != nil && *r.MIGEnabled != (*r.MIGMode == 1) {
+		return nil, bad(at("mig_enabled"), `%t contradicts "mig_mode": %d`, *r.MIGEnabled, *r.MIGMode)
+	}
 	var err error
 	if p.clocks, err = parseClocks(r.Clocks, at("clocks")); err != nil {
 		return nil, err
@@ -331,7 +356,11 @@ func parseGPU(raw json.RawMessage, path string) (*gpuPlan, error) {
 	if err := p.parseFaults(); err != nil {
 		return nil, err
 	}
-	if err := p.parseProcesses(); err != nil {
+	pids := make(map[uint32]string) // PID → key path of its process
+	if err := p.parseProcesses(pids); err != nil {
+		return nil, err
+	}
+	if err := p.parseMIGs(pids); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -399,29 +428,39 @@ func (p *gpuPlan) parseFaults() error {
 	return nil
 }
 
-// parseProcesses decodes "processes".
-func (p *gpuPlan) parseProcesses() error {
+// parseProcesses decodes "processes"; pids collects their PIDs.
+func (p *gpuPlan) parseProcesses(pids map[uint32]string) error {
 	if isNull(p.raw.Processes) {
 		return nil
 	}
-	path := keyPath(p.path, "processes")
-	elems, err := decodeArray(p.raw.Processes, path)
+	procs, err := parseProcessList(p.raw.Processes, keyPath(p.path, "processes"), pids)
 	if err != nil {
 		return err
 	}
-	if len(elems) > maxGPUProcesses {
-		return bad(path, "at most %d processes per GPU, got %d", maxGPUProcesses, len(elems))
+	p.procs, p.hasProcs = procs, true
+	return nil
+}
+
+// parseProcessList decodes the process list raw at path. A PID in pids
+// (PID → key path of its process) is an error; the list's PIDs are added.
+// GPU and compute instance IDs not given are noInstance.
+func parseProcessList(raw json.RawMessage, path string, pids map[uint32]string) ([]Process, error) {
+	elems, err := decodeArray(raw, path)
+	if err != nil {
+		return nil, err
 	}
-	p.hasProcs = true
-	seen := make(map[uint32]int)
+	if len(elems) > maxGPUProcesses {
+		return nil, bad(path, "at most %d processes per GPU, got %d", maxGPUProcesses, len(elems))
+	}
+	procs := []Process{}
 	for i, e := range elems {
 		at := indexPath(path, i)
 		var sp scenarioProcess
 		if err := decodeObject(e, at, &sp); err != nil {
-			return err
+			return nil, err
 		}
 		if sp.PID == nil {
-			return bad(keyPath(at, "pid"), "required")
+			return nil, bad(keyPath(at, "pid"), "required")
 		}
 		proc := Process{PID: *sp.PID, Type: Compute, GPUInstanceID: noInstance, ComputeInstanceID: noInstance}
 		setIf(&proc.Name, sp.Name)
@@ -437,19 +476,84 @@ func (p *gpuPlan) parseProcesses() error {
 			case *m == -1:
 				proc.UsedMemory = NotAvailable
 			case *m < 0 || *m > maxMiB:
-				return bad(keyPath(at, "used_memory_mib"), "want 0..%d MiB, or -1 for not available, got %d", maxMiB, *m)
+				return nil, bad(keyPath(at, "used_memory_mib"), "want 0..%d MiB, or -1 for not available, got %d", maxMiB, *m)
 			default:
 				proc.UsedMemory = uint64(*m) * MiB
 			}
 		}
 		if field, problem := proc.check(); field != "" {
-			return bad(keyPath(at, processKeys[field]), "%s", problem)
+			return nil, bad(keyPath(at, processKeys[field]), "%s", problem)
 		}
-		if j, dup := seen[proc.PID]; dup {
-			return bad(keyPath(at, "pid"), "%d is also the PID of %s", proc.PID, indexPath(path, j))
+		if other, dup := pids[proc.PID]; dup {
+			return nil, bad(keyPath(at, "pid"), "%d is also the PID of %s", proc.PID, other)
 		}
-		seen[proc.PID] = i
-		p.procs = append(p.procs, proc)
+		pids[proc.PID] = at
+		procs = append(procs, proc)
+	}
+	return procs, nil
+}
+
+// parseMIGs decodes "mig_devices"; their processes' PIDs must not be in
+// pids. The checks that need the GPU's spec are left to overrideSpec.
+func (p *gpuPlan) parseMIGs(pids map[uint32]string) error {
+	if isNull(p.raw.MIGDevices) {
+		return nil
+	}
+	path := keyPath(p.path, "mig_devices")
+	elems, err := decodeArray(p.raw.MIGDevices, path)
+	if err != nil {
+		return err
+	}
+	if len(elems) > maxMigDevices {
+		return bad(path, "at most %d MIG devices per GPU, got %d", maxMigDevices, len(elems))
+	}
+	p.hasMIGs, p.migs = true, []MIGSpec{}
+	slotAt := make(map[int]string)
+	for i, e := range elems {
+		at := indexPath(path, i)
+		var sm scenarioMIG
+		if err := decodeObject(e, at, &sm); err != nil {
+			return err
+		}
+		if sm.GI == nil {
+			return bad(keyPath(at, "gi"), "required")
+		}
+		if sm.Profile == nil {
+			return bad(keyPath(at, "profile"), "required")
+		}
+		ms := MIGSpec{GI: *sm.GI, Profile: *sm.Profile, Index: i}
+		setIf(&ms.CI, sm.CI)
+		setIf(&ms.UUID, sm.UUID)
+		setIf(&ms.Index, sm.Index)
+		setIf(&ms.MemoryTotalMiB, sm.MemoryTotalMiB)
+		if sm.UUID != nil && !validMIGUUID(*sm.UUID) {
+			return bad(keyPath(at, "uuid"), "want MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (hex), got %q", *sm.UUID)
+		}
+		if sm.MemoryTotalMiB != nil && *sm.MemoryTotalMiB == 0 {
+			return bad(keyPath(at, "memory_total_mib"), "want a positive size, got 0")
+		}
+		// Checked here because MIGSpec reads a list of zero indices as
+		// positions.
+		if other, dup := slotAt[ms.Index]; dup {
+			return bad(keyPath(at, "index"), "%d is also the index of %s", ms.Index, other)
+		}
+		slotAt[ms.Index] = at
+		if !isNull(sm.Processes) {
+			ppath := keyPath(at, "processes")
+			if ms.Processes, err = parseProcessList(sm.Processes, ppath, pids); err != nil {
+				return err
+			}
+			for k, proc := range ms.Processes {
+				pat := indexPath(ppath, k)
+				if proc.GPUInstanceID != noInstance && int(proc.GPUInstanceID) != ms.GI {
+					return bad(keyPath(pat, "gpu_instance_id"), "want the device's %d (or leave it out), got %d", ms.GI, proc.GPUInstanceID)
+				}
+				if proc.ComputeInstanceID != noInstance && int(proc.ComputeInstanceID) != ms.CI {
+					return bad(keyPath(pat, "compute_instance_id"), "want the device's %d (or leave it out), got %d", ms.CI, proc.ComputeInstanceID)
+				}
+			}
+		}
+		p.migs = append(p.migs, ms)
 	}
 	return nil
 }
@@ -488,6 +592,19 @@ func (p *gpuPlan) overrideSpec(s *GPUSpec) error {
 	if r.NVLinkLinks != nil && *r.NVLinkLinks > 0 {
 		s.NVLinks = *r.NVLinkLinks
 	}
+	if r.MIGMode != nil {
+		s.MIGEnabled = *r.MIGMode == 1
+	}
+	setIf(&s.MIGEnabled, r.MIGEnabled)
+	switch {
+	case p.hasMIGs:
+		s.MIGDevices = p.migs
+	case !s.MIGEnabled:
+		s.MIGDevices = nil // a preset's, when the scenario disables MIG
+	}
+	if is := s.firstMIGIssue(); is != nil {
+		return p.migError(is)
+	}
 
 	full := s.resolve("", 0)
 	if r.MemoryReservedMiB != nil && s.MemoryReserved >= full.MemoryTotal {
@@ -518,11 +635,26 @@ func (p *gpuPlan) overrideSpec(s *GPUSpec) error {
 	return nil
 }
 
-// checkUnique rejects two GPUs with one UUID or bus ID, naming the later
-// GPU's key when the scenario set it.
+// migError turns a problem with the GPU's MIG layout into a scenario error
+// naming its key.
+func (p *gpuPlan) migError(is *migIssue) error {
+	path := keyPath(p.path, "mig_devices")
+	if is.dev < 0 {
+		return bad(path, `MIG devices need MIG enabled ("mig_enabled": true)`)
+	}
+	path = keyPath(indexPath(path, is.dev), migKeys[is.field])
+	if is.proc >= 0 {
+		path = keyPath(indexPath(path, is.proc), processKeys[is.pfield])
+	}
+	return bad(path, "%s", is.problem)
+}
+
+// checkUnique rejects two GPUs with one UUID or bus ID and two MIG devices
+// with one UUID, naming the later one's key when the scenario set it.
 func checkUnique(specs []GPUSpec, plans []*gpuPlan, seed string) error {
 	uuids := make(map[string]int)
 	buses := make(map[busID]int)
+	migUUIDs := make(map[string]string) // lower-case UUID → GPU and slot
 	for i, s := range specs {
 		full := s.resolve(seed, i)
 		bus, _ := parseBusID(full.BusID)
@@ -539,6 +671,13 @@ func checkUnique(specs []GPUSpec, plans []*gpuPlan, seed string) error {
 			return bad(path("bus_id"), "%q is also the bus ID of GPU %d", full.BusID, j)
 		}
 		uuids[strings.ToLower(full.UUID)], buses[bus] = i, i
+		for j, m := range full.MIGDevices { // valid: none was left out
+			key := strings.ToLower(m.UUID)
+			if other, dup := migUUIDs[key]; dup {
+				return bad(keyPath(indexPath(path("mig_devices"), j), "uuid"), "%q is also the UUID of %s", m.UUID, other)
+			}
+			migUUIDs[key] = fmt.Sprintf("GPU %d MIG device %d", i, m.Index)
+		}
 	}
 	return nil
 }
@@ -576,18 +715,17 @@ func (p *gpuPlan) apply(g *GPU) error {
 		if r.ComputeMode != nil {
 			g.computeMode = computeModes[*r.ComputeMode]
 		}
-		if r.MIGMode != nil {
-			g.migCur, g.migPend = *r.MIGMode, *r.MIGMode
-		}
 		applyClocks(&g.clocks, p.clocks)
 		applyClocks(&g.maxClocks, p.maxClocks)
 		if p.hasProcs {
-			g.procs = nil
+			// Those of the GPU itself; its MIG devices keep theirs.
+			g.procs = slices.DeleteFunc(g.procs, func(pr *proc) bool { return pr.mig == nil })
 		}
 	})
-	for _, proc := range p.procs {
+	for i, proc := range p.procs {
 		if err := g.StartProcess(proc); err != nil {
-			return bad(keyPath(p.path, "processes"), "%v", err) // checked in parseProcesses; kept for safety
+			// A PID of a preset's MIG device process, say.
+			return bad(keyPath(indexPath(keyPath(p.path, "processes"), i), "pid"), "%v", err)
 		}
 	}
 	if r.FanSpeed != nil {

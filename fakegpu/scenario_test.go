@@ -160,7 +160,13 @@ const everyKey = `{
     "display_active": true, "display_mode": true, "ecc_errors": 9,
     "pcie_tx_kbps": 11, "pcie_rx_kbps": 12,
     "nvlink_links": 4, "nvlink_tx_kib": 400, "nvlink_rx_kib": 800,
-    "mig_mode": 1,
+    "mig_mode": 1, "mig_enabled": true,
+    "mig_devices": [{
+      "uuid": "MIG-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d", "gi": 1, "ci": 0, "profile": "1c.2g.45gb",
+      "memory_total_mib": 45000, "index": 5,
+      "processes": [{"pid": 9, "name": "infer", "type": "C", "used_memory_mib": 100, "sm_util": 5, "mem_util": 1,
+                     "enc_util": 0, "dec_util": 0, "gpu_instance_id": 1, "compute_instance_id": 0}]
+    }],
     "unsupported": ["decoder"],
     "errors": {"temperature": "NO_PERMISSION", "power": "ERROR_UNKNOWN"},
     "lost": false,
@@ -243,7 +249,21 @@ func TestScenarioEveryKey(t *testing.T) {
 	check("graphics processes", len(graphics), 2)
 	check("N/A memory", graphics[0].UsedGpuMemory, fakegpu.NotAvailable)
 	compute, _ := d.GetComputeRunningProcesses()
-	check("compute process", compute[0], nvml.ProcessInfo{Pid: 8, UsedGpuMemory: 64 * fakegpu.MiB, GpuInstanceId: 1, ComputeInstanceId: 2})
+	check("compute processes", len(compute), 2)
+	check("MIG device process", compute[0], nvml.ProcessInfo{Pid: 9, UsedGpuMemory: 100 * fakegpu.MiB, GpuInstanceId: 1, ComputeInstanceId: 0})
+	check("compute process", compute[1], nvml.ProcessInfo{Pid: 8, UsedGpuMemory: 64 * fakegpu.MiB, GpuInstanceId: 1, ComputeInstanceId: 2})
+	mig, ret := d.GetMigDeviceHandleByIndex(5)
+	check("MIG device", ret, nvml.SUCCESS)
+	migUUID, _ := mig.GetUUID()
+	check("MIG UUID", migUUID, "MIG-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d")
+	migName, _ := mig.GetName()
+	check("MIG name", migName, "NVIDIA B200 MIG 1c.2g.45gb")
+	migMem, _ := mig.GetMemoryInfo()
+	check("MIG memory", migMem, nvml.Memory{Total: 45000 * fakegpu.MiB, Used: 100 * fakegpu.MiB, Free: 44900 * fakegpu.MiB})
+	ci, _ := mig.GetComputeInstanceId()
+	check("MIG CI", ci, 0)
+	migProc, _ := f.SystemGetProcessName(9)
+	check("MIG process name", migProc, "infer")
 	name, _ := f.SystemGetProcessName(7)
 	check("process name", name, "xorg")
 	_, ret = f.GPU(1).Device().GetName()
@@ -323,6 +343,76 @@ func TestMalformedScenarios(t *testing.T) {
 		{"a missing symbol that is not one", `{"missing_symbols": ["nvmlGood", "GetName"]}`, "missing_symbols[1]", `got "GetName"`},
 		{"missing symbols not a list", `{"missing_symbols": "nvmlX"}`, "missing_symbols", "want an array"},
 		{"a negative CUDA version", `{"cuda_driver_version": -5}`, "cuda_driver_version", "non-negative"},
+		{"MIG devices without MIG", `{"gpus": [{"mig_devices": [{"gi": 1, "profile": "1g.10gb"}]}]}`,
+			"gpus[0].mig_devices", `MIG devices need MIG enabled ("mig_enabled": true)`},
+		{"MIG devices with MIG mode 0", `{"gpus": [{"mig_mode": 0, "mig_devices": [{"gi": 1, "profile": "1g.10gb"}]}]}`,
+			"gpus[0].mig_devices", "need MIG enabled"},
+		{"mig_enabled contradicting mig_mode", `{"gpus": [{"mig_mode": 1, "mig_enabled": false}]}`,
+			"gpus[0].mig_enabled", `false contradicts "mig_mode": 1`},
+		{"mig_enabled not a bool", `{"gpus": [{"mig_enabled": 1}]}`, "gpus[0].mig_enabled", "want true or false, got number"},
+		{"mig_devices not an array", `{"gpus": [{"mig_enabled": true, "mig_devices": {}}]}`, "gpus[0].mig_devices", "want an array, got an object"},
+		{"a null MIG device", `{"gpus": [{"mig_enabled": true, "mig_devices": [null]}]}`, "gpus[0].mig_devices[0]", "want an object, got null"},
+		{"too many MIG devices", `{"gpus": [{"mig_enabled": true, "mig_devices": [{}, {}, {}, {}, {}, {}, {}, {}]}]}`,
+			"gpus[0].mig_devices", "at most 7 MIG devices per GPU, got 8"},
+		{"an unknown MIG device key", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "slot": 0}]}]}`,
+			"gpus[0].mig_devices[0].slot", "unknown key"},
+		{"a MIG device without GI", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"profile": "1g.10gb"}]}]}`,
+			"gpus[0].mig_devices[0].gi", "required"},
+		{"a MIG device without profile", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1}]}]}`,
+			"gpus[0].mig_devices[0].profile", "required"},
+		{"a profile that is not a string", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": 5}]}]}`,
+			"gpus[0].mig_devices[0].profile", "want a string, got number"},
+		{"a GI that is not a number", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": "1", "profile": "1g.10gb"}]}]}`,
+			"gpus[0].mig_devices[0].gi", "want an integer, got string"},
+		{"a bad profile", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb"}, {"gi": 2, "profile": "1g.10"}]}]}`,
+			"gpus[0].mig_devices[1].profile", `want a profile like "1g.10gb" or "1c.3g.40gb" (at most 7 GPU slices), got "1g.10"`},
+		{"a repeated index", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "index": 3}, {"gi": 2, "profile": "1g.10gb", "index": 3}]}]}`,
+			"gpus[0].mig_devices[1].index", "3 is also the index of gpus[0].mig_devices[0]"},
+		{"a repeated index 0", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "index": 0}, {"gi": 2, "profile": "1g.10gb", "index": 0}]}]}`,
+			"gpus[0].mig_devices[1].index", "0 is also the index of gpus[0].mig_devices[0]"},
+		{"an index a position takes", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "index": 1}, {"gi": 2, "profile": "1g.10gb"}]}]}`,
+			"gpus[0].mig_devices[1].index", "1 is also the index of gpus[0].mig_devices[0]"},
+		{"an index past the last", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "index": 7}]}]}`,
+			"gpus[0].mig_devices[0].index", "want a MIG device index 0..6, got 7"},
+		{"a repeated instance pair", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "ci": 1, "profile": "1c.2g.20gb"}, {"gi": 1, "ci": 1, "profile": "1c.2g.20gb"}]}]}`,
+			"gpus[0].mig_devices[1].ci", "GPU instance 1, compute instance 1 is also that of MIG device 0"},
+		{"a negative CI", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "ci": -1, "profile": "1g.10gb"}]}]}`,
+			"gpus[0].mig_devices[0].ci", "want 0..65535, got -1"},
+		{"a malformed MIG UUID", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "uuid": "MIG-1"}]}]}`,
+			"gpus[0].mig_devices[0].uuid", `got "MIG-1"`},
+		{"a MIG UUID repeated on the GPU", `{"gpus": [{"mig_enabled": true, "mig_devices": [
+			{"gi": 1, "profile": "1g.10gb", "uuid": "MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"},
+			{"gi": 2, "profile": "1g.10gb", "uuid": "MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"}]}]}`,
+			"gpus[0].mig_devices[1].uuid", "is also the UUID of MIG device 0"},
+		{"a MIG UUID repeated on another GPU", `{"gpus": [
+			{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "uuid": "MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"}]},
+			{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "uuid": "MIG-AAAAAAAA-bbbb-cccc-dddd-eeeeeeeeeeee"}]}]}`,
+			"gpus[1].mig_devices[0].uuid", "is also the UUID of GPU 0 MIG device 0"},
+		{"a zero MIG memory size", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "memory_total_mib": 0}]}]}`,
+			"gpus[0].mig_devices[0].memory_total_mib", "positive"},
+		{"MIG memory beyond the GPU's", `{"gpus": [{"memory_total_mib": 40000, "mig_enabled": true, "mig_devices": [
+			{"gi": 1, "profile": "3g.20gb", "memory_total_mib": 20000}, {"gi": 2, "profile": "3g.20gb", "memory_total_mib": 20001}]}]}`,
+			"gpus[0].mig_devices[1].memory_total_mib", "the GPU instances would have 40001 MiB, more than the GPU's 40000 MiB"},
+		{"a preset's MIG devices beyond a smaller GPU", `{"preset": "dgx-h100-mig", "gpus": [{"memory_total_mib": 50000}]}`,
+			"gpus[0].mig_devices[1].memory_total_mib", "more than the GPU's 50000 MiB"},
+		{"a graphics process on a MIG device", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "processes": [{"pid": 1, "type": "G"}]}]}]}`,
+			"gpus[0].mig_devices[0].processes[0].type", `want "C": MIG devices run only compute processes, got "G"`},
+		{"a MIG process with the GPU's PID", `{"gpus": [{"processes": [{"pid": 4}], "mig_enabled": true,
+			"mig_devices": [{"gi": 1, "profile": "1g.10gb", "processes": [{"pid": 4}]}]}]}`,
+			"gpus[0].mig_devices[0].processes[0].pid", "4 is also the PID of gpus[0].processes[0]"},
+		{"a PID on two MIG devices", `{"gpus": [{"mig_enabled": true, "mig_devices": [
+			{"gi": 1, "profile": "1g.10gb", "processes": [{"pid": 4}]}, {"gi": 2, "profile": "1g.10gb", "processes": [{"pid": 5}, {"pid": 4}]}]}]}`,
+			"gpus[0].mig_devices[1].processes[1].pid", "4 is also the PID of gpus[0].mig_devices[0].processes[0]"},
+		{"a MIG process in another GPU instance", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "processes": [{"pid": 1, "gpu_instance_id": 2}]}]}]}`,
+			"gpus[0].mig_devices[0].processes[0].gpu_instance_id", "want the device's 1 (or leave it out), got 2"},
+		{"a MIG process in another compute instance", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "processes": [{"pid": 1, "compute_instance_id": 1}]}]}]}`,
+			"gpus[0].mig_devices[0].processes[0].compute_instance_id", "want the device's 0 (or leave it out), got 1"},
+		{"an unknown MIG process key", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "processes": [{"pid": 1, "gpu": 0}]}]}]}`,
+			"gpus[0].mig_devices[0].processes[0].gpu", "unknown key"},
+		{"MIG processes beyond the device's memory", `{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "1g.10gb", "processes": [{"pid": 1, "used_memory_mib": 10001}]}]}]}`,
+			"gpus[0].mig_devices[0].processes", "the processes use 10001 MiB, more than the device's 10000 MiB"},
+		{"a GPU process with a preset MIG process's PID", `{"preset": "dgx-h100-mig", "gpus": [{"processes": [{"pid": 4194404}]}]}`,
+			"gpus[0].processes[0].pid", "4194404 is already running on this GPU"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

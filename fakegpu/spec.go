@@ -19,10 +19,11 @@ type Clocks struct {
 }
 
 // GPUSpec describes the fixed identity of one fake GPU: what a real board
-// reports the same way for its whole life. Zero fields take the defaults of
-// Model; UUID, BusID and Serial are derived from the fleet seed and the GPU
-// index when empty. Live state (utilization, processes, …) is set on the GPU
-// after New.
+// reports the same way for its whole life, and the MIG layout it starts
+// with. Zero fields take the defaults of Model; UUID, BusID and Serial are
+// derived from the fleet seed and the GPU index when empty. Live state
+// (utilization, processes, MIG reconfiguration, …) is set on the GPU after
+// New.
 type GPUSpec struct {
 	// Model picks the defaults: "a100", "h100", "h200" or "b200" (the SXM
 	// boards of go-nvml's mock/gpus presets). Empty means "h100".
@@ -61,6 +62,13 @@ type GPUSpec struct {
 	// HasFan gives the board a fan. The SXM models have none, so their
 	// fan queries answer NOT_SUPPORTED, as on real boards.
 	HasFan bool
+	// MIGEnabled starts the GPU with MIG mode enabled, current and pending
+	// (GPU.SetMIGMode changes it later).
+	MIGEnabled bool
+	// MIGDevices are the MIG devices the GPU starts with; they need
+	// MIGEnabled. GPU.AddMIGDevice and GPU.RemoveMIGDevice change them
+	// later; GPU.Spec keeps reporting the starting layout, resolved.
+	MIGDevices []MIGSpec
 }
 
 // model is a named set of GPUSpec defaults.
@@ -156,7 +164,38 @@ func (s GPUSpec) Validate() error {
 	if s.NVLinks < 0 || s.NVLinks > nvml.NVLINK_MAX_LINKS {
 		return fmt.Errorf("fakegpu: GPUSpec.NVLinks: want 0..%d, got %d", nvml.NVLINK_MAX_LINKS, s.NVLinks)
 	}
+	if is := s.firstMIGIssue(); is != nil {
+		return fmt.Errorf("fakegpu: %s", is.describe("GPUSpec.MIGDevices", "MIG devices need MIGEnabled"))
+	}
 	return nil
+}
+
+// memoryTotal is the framebuffer size New gives the GPU.
+func (s GPUSpec) memoryTotal() uint64 {
+	if s.MemoryTotal != 0 {
+		return s.MemoryTotal
+	}
+	base, err := ModelSpec(s.Model)
+	if err != nil {
+		base, _ = ModelSpec(defaultModel)
+	}
+	return base.MemoryTotal
+}
+
+// firstMIGIssue returns the first problem with the MIG layout, or nil.
+func (s GPUSpec) firstMIGIssue() *migIssue {
+	var first *migIssue
+	layoutMIGs(migLayout{
+		enabled:    s.MIGEnabled,
+		memTotal:   s.memoryTotal(),
+		positional: positionalMIGs(s.MIGDevices),
+		report: func(is migIssue) {
+			if first == nil {
+				first = &is
+			}
+		},
+	}, s.MIGDevices)
+	return first
 }
 
 // resolve fills the zero fields of s from its model and the derived identity
@@ -216,5 +255,12 @@ func (s GPUSpec) resolve(seed string, index int) GPUSpec {
 	if r.Serial == "" {
 		r.Serial = deriveSerial(seed, index)
 	}
+	r.MIGDevices = layoutMIGs(migLayout{
+		seed:       seed,
+		gpu:        index,
+		enabled:    r.MIGEnabled,
+		memTotal:   r.MemoryTotal,
+		positional: positionalMIGs(s.MIGDevices),
+	}, s.MIGDevices)
 	return r
 }
