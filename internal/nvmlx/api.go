@@ -170,4 +170,51 @@ type Device interface {
 	// ProcessUtilization returns the samples newer than lastSeen (µs). No
 	// newer sample is not an error: it returns an empty slice.
 	ProcessUtilization(lastSeen uint64) ([]ProcessSample, error)
+
+	// Samples returns the driver's buffered samples of kind newer than
+	// lastSeen (µs); none newer is an empty slice, not an error.
+	Samples(kind SampleKind, lastSeen uint64) ([]Sample, error)
+
+	// MaxMIGDeviceCount is the number of MIG device slots (0 with MIG off).
+	MaxMIGDeviceCount() (int, error)
+	// MIGDeviceByIndex returns the MIG device in slot i; an empty slot is
+	// nverr.ErrNotFound (slots can have gaps).
+	MIGDeviceByIndex(i int) (Device, error)
+	// IsMIGDevice reports whether this handle is a MIG device.
+	IsMIGDevice() (bool, error)
+	// MIGParent returns the GPU a MIG device belongs to.
+	MIGParent() (Device, error)
+	// GPUInstanceID and ComputeInstanceID identify a MIG device on its parent.
+	GPUInstanceID() (int, error)
+	ComputeInstanceID() (int, error)
+	// MIGAttributes describes a MIG device's share of its parent.
+	MIGAttributes() (MIGAttributes, error)
+}
+
+// SampleKind names one of the driver's sample buffers (nvmlSamplingType_t).
+type SampleKind int
+
+// Sample buffers nvgo reads.
+const (
+	SampleGPUUtilization    SampleKind = 1
+	SampleMemoryUtilization SampleKind = 2
+)
+
+// Sample is one buffered sample: a driver timestamp (µs) and a value.
+type Sample struct {
+	Timestamp uint64
+	Value     float64
+}
+
+// MIGAttributes is a MIG device's share of its GPU (nvmlDeviceAttributes_t).
+type MIGAttributes struct {
+	MultiprocessorCount       uint32
+	SharedCopyEngineCount     uint32
+	SharedDecoderCount        uint32
+	SharedEncoderCount        uint32
+	SharedJPEGCount           uint32
+	SharedOFACount            uint32
+	GPUInstanceSliceCount     uint32
+	ComputeInstanceSliceCount uint32
+	MemorySizeMiB             uint64
 }

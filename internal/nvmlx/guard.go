@@ -23,6 +23,7 @@ var versioned = map[string][]string{
 	"nvmlDeviceGetHandleByIndex":            {"nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByIndex_v2"},
 	"nvmlDeviceGetHandleByPciBusId":         {"nvmlDeviceGetHandleByPciBusId", "nvmlDeviceGetHandleByPciBusId_v2"},
 	"nvmlDeviceGetPciInfo":                  {"nvmlDeviceGetPciInfo", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo_v3"},
+	"nvmlDeviceGetAttributes":               {"nvmlDeviceGetAttributes", "nvmlDeviceGetAttributes_v2"},
 }
 
 // symbols is every NVML function this package may call (besides Init and
@@ -41,6 +42,9 @@ var symbols = []string{
 	"nvmlDeviceGetMigMode", "nvmlDeviceGetFieldValues",
 	"nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses",
 	"nvmlDeviceGetProcessUtilization",
+	"nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlDeviceIsMigDeviceHandle",
+	"nvmlDeviceGetDeviceHandleFromMigDeviceHandle", "nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId",
+	"nvmlDeviceGetAttributes", "nvmlDeviceGetSamples",
 }
 
 type backend struct {
@@ -513,6 +517,71 @@ func (d *device) ProcessUtilization(lastSeen uint64) (out []ProcessSample, err e
 		out = make([]ProcessSample, len(l))
 		for i, s := range l {
 			out[i] = ProcessSample{PID: s.Pid, Timestamp: s.TimeStamp, SM: s.SmUtil, Memory: s.MemUtil, Enc: s.EncUtil, Dec: s.DecUtil}
+		}
+		return r
+	})
+	return out, err
+}
+
+func (d *device) MaxMIGDeviceCount() (n int, err error) {
+	err = d.b.call("nvmlDeviceGetMaxMigDeviceCount", func() (r nvml.Return) { n, r = d.h.GetMaxMigDeviceCount(); return })
+	return n, err
+}
+
+func (d *device) MIGDeviceByIndex(i int) (Device, error) {
+	var h nvml.Device
+	err := d.b.call("nvmlDeviceGetMigDeviceHandleByIndex", func() (r nvml.Return) { h, r = d.h.GetMigDeviceHandleByIndex(i); return })
+	return d.b.wrap(h, err)
+}
+
+func (d *device) IsMIGDevice() (is bool, err error) {
+	err = d.b.call("nvmlDeviceIsMigDeviceHandle", func() (r nvml.Return) { is, r = d.h.IsMigDeviceHandle(); return })
+	return is, err
+}
+
+func (d *device) MIGParent() (Device, error) {
+	var h nvml.Device
+	err := d.b.call("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", func() (r nvml.Return) { h, r = d.h.GetDeviceHandleFromMigDeviceHandle(); return })
+	return d.b.wrap(h, err)
+}
+
+func (d *device) GPUInstanceID() (id int, err error) {
+	err = d.b.call("nvmlDeviceGetGpuInstanceId", func() (r nvml.Return) { id, r = d.h.GetGpuInstanceId(); return })
+	return id, err
+}
+
+func (d *device) ComputeInstanceID() (id int, err error) {
+	err = d.b.call("nvmlDeviceGetComputeInstanceId", func() (r nvml.Return) { id, r = d.h.GetComputeInstanceId(); return })
+	return id, err
+}
+
+func (d *device) MIGAttributes() (a MIGAttributes, err error) {
+	err = d.b.call("nvmlDeviceGetAttributes", func() nvml.Return {
+		v, r := d.h.GetAttributes()
+		a = MIGAttributes{
+			MultiprocessorCount: v.MultiprocessorCount, SharedCopyEngineCount: v.SharedCopyEngineCount,
+			SharedDecoderCount: v.SharedDecoderCount, SharedEncoderCount: v.SharedEncoderCount,
+			SharedJPEGCount: v.SharedJpegCount, SharedOFACount: v.SharedOfaCount,
+			GPUInstanceSliceCount: v.GpuInstanceSliceCount, ComputeInstanceSliceCount: v.ComputeInstanceSliceCount,
+			MemorySizeMiB: v.MemorySizeMB,
+		}
+		return r
+	})
+	return a, err
+}
+
+func (d *device) Samples(kind SampleKind, lastSeen uint64) (out []Sample, err error) {
+	err = d.b.call("nvmlDeviceGetSamples", func() nvml.Return {
+		t, l, r := d.h.GetSamples(nvml.SamplingType(kind), lastSeen)
+		if r == nvml.ERROR_NOT_FOUND {
+			return nvml.SUCCESS // no sample newer than lastSeen
+		}
+		out = make([]Sample, 0, len(l))
+		for _, s := range l {
+			v := decodeField(nvml.FieldValue{ValueType: uint32(t), Value: s.SampleValue})
+			if v.Err == nil {
+				out = append(out, Sample{Timestamp: s.TimeStamp, Value: v.AsFloat()})
+			}
 		}
 		return r
 	})
