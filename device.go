@@ -25,8 +25,13 @@ var ErrUnifiedMemory = errors.New("GPU uses unified (system) memory: no frame-bu
 // A Device is safe for concurrent use. Devices come from a Library and are
 // reused: the same *Device is returned for the same GPU.
 type Device struct {
-	lib   *Library
+	lib *Library
+	// index is the NVML index of the GPU, or of the parent GPU for a MIG device.
 	index int
+	// lookup finds the NVML handle; called once.
+	lookup func() (nvmlx.Device, error)
+	// mig is set on the Device of a MIG device; nil for a physical GPU.
+	mig *MigDevice
 
 	handleOnce sync.Once
 	h          nvmlx.Device
@@ -45,6 +50,9 @@ type Device struct {
 
 	nvlinkMu   sync.Mutex
 	nvlinkPrev nvlinkCounters
+
+	migMu sync.Mutex
+	migs  map[int]*MigDevice // by MIG index, from the last enumeration
 }
 
 // lazy is a static value read once.
@@ -59,7 +67,11 @@ func (l *lazy[T]) get(read func() Value[T]) Value[T] {
 }
 
 func (l *Library) newDevice(i int) *Device {
-	d := &Device{lib: l, index: i}
+	return l.newDeviceWith(i, func() (nvmlx.Device, error) { return l.backend.DeviceByIndex(i) })
+}
+
+func (l *Library) newDeviceWith(i int, lookup func() (nvmlx.Device, error)) *Device {
+	d := &Device{lib: l, index: i, lookup: lookup}
 	if l.cacheTTL > 0 {
 		loader := ttlcache.LoaderFunc[Fields, *DeviceSnapshot](
 			func(c *ttlcache.Cache[Fields, *DeviceSnapshot], f Fields) *ttlcache.Item[Fields, *DeviceSnapshot] {
@@ -84,9 +96,9 @@ func (d *Device) handle() (nvmlx.Device, error) {
 		return nil, err
 	}
 	d.handleOnce.Do(func() {
-		d.h, d.handleErr = d.lib.backend.DeviceByIndex(d.index)
+		d.h, d.handleErr = d.lookup()
 		if d.handleErr != nil {
-			d.handleErr = fmt.Errorf("GPU %d: %w", d.index, d.handleErr)
+			d.handleErr = fmt.Errorf("%s: %w", d.label(), d.handleErr)
 		}
 	})
 	return d.h, d.handleErr
@@ -103,12 +115,25 @@ func static[T any](d *Device, l *lazy[T], read func(h nvmlx.Device) (T, error)) 
 	})
 }
 
-// Index returns the NVML index of the GPU (PCI bus order).
+// Index returns the NVML index of the GPU; for a MIG device, the index of
+// its parent GPU (MIGIndex on its MigDevice tells MIG devices apart).
 func (d *Device) Index() int { return d.index }
 
-// String returns "GPU 0 (NVIDIA H100 80GB HBM3)".
+// String returns "GPU 0 (NVIDIA H100 80GB HBM3)", or for a MIG device
+// "MIG 0/1 (1g.10gb)".
 func (d *Device) String() string {
+	if d.mig != nil {
+		return d.mig.String()
+	}
 	return fmt.Sprintf("GPU %d (%s)", d.index, d.Name())
+}
+
+// label is the short name used in errors: "GPU 0" or "MIG 0/1".
+func (d *Device) label() string {
+	if d.mig != nil {
+		return fmt.Sprintf("MIG %d/%d", d.index, d.mig.slot)
+	}
+	return fmt.Sprintf("GPU %d", d.index)
 }
 
 // Name returns the product name, e.g. "NVIDIA H100 80GB HBM3". Static.
@@ -122,22 +147,36 @@ func (d *Device) UUID() Value[string] {
 }
 
 // BusID returns the PCI bus ID as NVML gives it, e.g. "00000000:17:00.0". Static.
+//
+// A MIG device reports its parent's bus ID.
 func (d *Device) BusID() Value[string] {
+	if d.mig != nil {
+		return d.mig.parent.BusID()
+	}
 	return static(d, &d.busID, nvmlx.Device.BusID)
 }
 
 // Serial returns the board serial number. Static; N/A on boards without one.
 func (d *Device) Serial() Value[string] {
+	if d.mig != nil {
+		return d.mig.parent.Serial()
+	}
 	return static(d, &d.serial, nvmlx.Device.Serial)
 }
 
 // MinorNumber returns the minor number of /dev/nvidiaN. Static.
 func (d *Device) MinorNumber() Value[int] {
+	if d.mig != nil {
+		return d.mig.parent.MinorNumber()
+	}
 	return static(d, &d.minor, nvmlx.Device.Minor)
 }
 
 // CUDAComputeCapability returns the compute capability, e.g. 9.0. Static.
 func (d *Device) CUDAComputeCapability() Value[ComputeCapability] {
+	if d.mig != nil {
+		return d.mig.parent.CUDAComputeCapability()
+	}
 	return static(d, &d.cc, func(h nvmlx.Device) (ComputeCapability, error) {
 		maj, min, err := h.CUDAComputeCapability()
 		return ComputeCapability{maj, min}, err
@@ -145,6 +184,9 @@ func (d *Device) CUDAComputeCapability() Value[ComputeCapability] {
 }
 
 func (d *Device) maxClock(c nvmlx.Clock) Value[MHz] {
+	if d.mig != nil {
+		return NA[MHz](NotSupported, errNotOnMIG)
+	}
 	return d.maxClocks.get(func() Value[[4]Value[MHz]] {
 		var out [4]Value[MHz]
 		h, err := d.handle()
@@ -174,6 +216,9 @@ func (d *Device) MaxVideoClock() Value[MHz] { return d.maxClock(nvmlx.ClockVideo
 
 // NVLinkLinkCount returns the number of NVLink links (0 without NVLink). Static.
 func (d *Device) NVLinkLinkCount() Value[int] {
+	if d.mig != nil {
+		return NA[int](NotSupported, errNotOnMIG)
+	}
 	return static(d, &d.nvlinkCount, func(h nvmlx.Device) (int, error) {
 		r, err := h.FieldValues([]nvmlx.FieldRequest{{ID: nvmlx.FieldNVLinkLinkCount}})
 		if err != nil {
@@ -452,6 +497,13 @@ func (d *Device) read(f Fields, hosts *hostMemo) DeviceSnapshot {
 	s.MinorNumber = d.MinorNumber()
 	s.CUDAComputeCapability = d.CUDAComputeCapability()
 
+	if d.mig != nil {
+		d.mig.describe(&s)
+		// What NVML keeps only per GPU is N/A here, without asking.
+		s.fillNA(f&^migFields, errNotOnMIG)
+		f &= migFields
+	}
+
 	h, err := d.handle()
 	if err != nil {
 		s.setErr(err)
@@ -532,7 +584,10 @@ func (d *Device) read(f Fields, hosts *hostMemo) DeviceSnapshot {
 		s.MIGMode = Map(m, func(m [2]int) OnOff { return m[0] == 1 })
 		s.MIGModePending = Map(m, func(m [2]int) OnOff { return m[1] == 1 })
 	}
-	if f&FieldProcesses != 0 {
+	if f&FieldMIGDevices != 0 && d.mig == nil {
+		d.readMIG(r, &s, hosts)
+	}
+	if f&FieldProcesses != 0 && s.MIGDevices == nil {
 		if r.lost != nil {
 			s.ProcessesErr = r.lost
 		} else {

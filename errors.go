@@ -31,6 +31,8 @@ var (
 	ErrBuiltWithoutCGO = nverr.ErrBuiltWithoutCGO
 	// ErrClosed: the Library was closed.
 	ErrClosed = nverr.ErrClosed
+	// ErrInvalidArgument: an argument is out of its range (a negative count, say).
+	ErrInvalidArgument = nverr.ErrInvalidArgument
 )
 
 // Errors about processes.

@@ -32,6 +32,7 @@ const (
 	FieldComputeMode                         // compute mode
 	FieldMIGMode                             // MIG mode, current and pending
 	FieldProcesses                           // the processes on the GPU, with host info
+	FieldMIGDevices                          // the MIG devices of a GPU with MIG on, each read with the same groups
 	fieldEnd
 )
 
@@ -40,15 +41,15 @@ const FieldsAll = fieldEnd - 1
 
 // FieldsStatus selects what an nvidia-smi-like status table shows: memory,
 // utilization, fan, temperature, power, P-state, ECC, display, persistence,
-// compute and MIG modes, and processes.
+// compute and MIG modes, processes and MIG devices.
 const FieldsStatus = FieldMemory | FieldUtilization | FieldFan | FieldTemperature | FieldPower |
 	FieldPerformanceState | FieldECC | FieldDisplay | FieldPersistenceMode | FieldComputeMode |
-	FieldMIGMode | FieldProcesses
+	FieldMIGMode | FieldProcesses | FieldMIGDevices
 
 var fieldNames = [...]string{
 	"memory", "bar1", "utilization", "codec", "clocks", "fan", "temperature", "power", "pcie",
 	"nvlink", "ecc", "performance_state", "display", "persistence_mode", "compute_mode", "mig_mode",
-	"processes",
+	"processes", "mig_devices",
 }
 
 // String lists the groups, e.g. "memory|power".

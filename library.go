@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,8 @@ type Library struct {
 
 	verOnce sync.Once
 	ver     [3]string
+
+	probes probeMemo // answers of the CUDA driver, by question
 }
 
 type options struct {
@@ -230,7 +233,17 @@ func (l *Library) DeviceByIndex(i int) (*Device, error) {
 // "GPU-5f7d" that matches exactly one GPU. The "GPU-" prefix is required and
 // matching is case-sensitive, as in CUDA. A prefix that matches several GPUs
 // gives ErrAmbiguous; none gives ErrNotFound.
+//
+// A "MIG-…" UUID (or prefix, or the pre-R470 "MIG-GPU-<uuid>/<gi>/<ci>")
+// gives the MIG device's Device (see MIGDeviceByUUID).
 func (l *Library) DeviceByUUID(uuid string) (*Device, error) {
+	if strings.HasPrefix(uuid, "MIG-") {
+		m, err := l.MIGDeviceByUUID(uuid)
+		if err != nil {
+			return nil, err
+		}
+		return m.Device, nil
+	}
 	devs, err := l.Devices()
 	if err != nil {
 		return nil, err

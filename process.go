@@ -81,8 +81,8 @@ func (p *GpuProcess) Device() *Device { return p.device }
 // Host returns the host process (name, user, command, CPU, memory, signals).
 func (p *GpuProcess) Host() *HostProcess { return p.host }
 
-// String returns "pid 4242 on GPU 0".
-func (p *GpuProcess) String() string { return fmt.Sprintf("pid %d on GPU %d", p.pid, p.device.index) }
+// String returns "pid 4242 on GPU 0" (or "on MIG 0/1").
+func (p *GpuProcess) String() string { return fmt.Sprintf("pid %d on %s", p.pid, p.device.label()) }
 
 func (p *GpuProcess) read() *GpuProcess { p.mu.RLock(); return p }
 func (p *GpuProcess) done()             { p.mu.RUnlock() }
@@ -258,7 +258,10 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 	defer st.mu.Unlock()
 
 	utilErr := error(nil)
-	if len(entries) > 0 && r.lost == nil {
+	if d.mig != nil {
+		// NVML keeps no per-process samples on MIG: unknown, not 0%.
+		utilErr = errNotOnMIG
+	} else if len(entries) > 0 && r.lost == nil {
 		samples, err := h.ProcessUtilization(st.cursor)
 		r.check(err)
 		utilErr = err

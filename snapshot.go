@@ -80,6 +80,20 @@ type DeviceSnapshot struct {
 	MIGMode                Value[OnOff]       `json:"mig_mode"`
 	MIGModePending         Value[OnOff]       `json:"mig_mode_pending"`
 
+	// MIG identity, set only on a MIG device's snapshot (Index is then the
+	// parent GPU's NVML index).
+	MIGIndex          *int   `json:"mig_index,omitempty"`
+	GPUInstanceID     *int   `json:"gpu_instance_id,omitempty"`
+	ComputeInstanceID *int   `json:"compute_instance_id,omitempty"`
+	MIGProfile        string `json:"mig_profile,omitempty"`
+	ParentUUID        string `json:"parent_uuid,omitempty"`
+
+	// MIGDevices are the MIG devices of a GPU with MIG on, read with the
+	// same groups, when FieldMIGDevices was asked for. Their processes are
+	// listed under them, and the GPU's own Processes is then nil.
+	MIGDevices      []DeviceSnapshot `json:"mig_devices,omitempty"`
+	MIGDevicesError string           `json:"mig_devices_error,omitempty"`
+
 	// Processes is nil unless FieldProcesses was asked for.
 	Processes []GpuProcessSnapshot `json:"processes,omitempty"`
 	// ProcessesErr is why the process lists could not be read.
