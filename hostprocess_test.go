@@ -2,6 +2,7 @@ package nvgo
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -35,6 +36,13 @@ func startChild(t *testing.T, name string, args ...string) *child {
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = c.wait()
+	})
+	// Start returns once execve has passed its point of no return, but the
+	// kernel fills in the new argument area (/proc/pid/cmdline) a moment
+	// later: wait for it, or a test can see an empty command line.
+	eventually(t, "the child's command line", func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
+		return err != nil || len(b) > 0
 	})
 	return c
 }
