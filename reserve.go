@@ -1,0 +1,183 @@
+package nvgo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"github.com/nvgo/nvgo/internal/reserve"
+)
+
+// testHookBeforeLock runs between the selection and the locking, in tests.
+var testHookBeforeLock func()
+
+// ErrReserved is the error for a device another process has reserved.
+var ErrReserved = reserve.ErrBusy
+
+// WithLockDir sets the directory of ReserveDevices' lock files. The default
+// is $NVGO_LOCK_DIR, else /run/lock/nvgo, else nvgo-locks in the temporary
+// directory: one directory every user of the machine shares, since
+// reservations only protect launchers that see each other's locks.
+func WithLockDir(dir string) SelectOption { return func(o *selectOptions) { o.lockDir = dir } }
+
+// reserved reports whether another holder has d reserved now.
+func (o *selectOptions) reserved(d *Device) bool {
+	uuid, ok := d.UUID().Get()
+	if !ok {
+		return false
+	}
+	dir := o.lockDir
+	if dir == "" {
+		var err error
+		if dir, err = reserve.DefaultDir(); err != nil {
+			return false
+		}
+	}
+	_, _, held, err := reserve.Holder(dir, uuid)
+	return err == nil && held
+}
+
+// Reservation holds selected devices so that other launchers using nvgo
+// (in any process, of any user sharing the lock directory) do not select
+// them. It is one flock(2) per device UUID: the kernel drops it when every
+// process holding it has exited, so a crashed launcher leaves nothing to
+// clean up. Hand it to the job with Command (or Files), and it lasts exactly
+// as long as the job.
+//
+// Reservations are advisory: they keep nvgo launchers apart, not processes
+// that ignore them. A Reservation is safe for concurrent use.
+type Reservation struct {
+	devices []*Device
+	mu      sync.Mutex
+	locks   []*reserve.Lock
+}
+
+// ReserveDevices selects devices as SelectDevices does and reserves them:
+// it walks the ranked candidates, takes each free one's lock without
+// waiting, re-reads the device under the lock and keeps it only if it still
+// satisfies the constraints (so two launchers that read the same snapshot
+// cannot both take a GPU). It reserves WithMaxCount devices (all that pass,
+// without a maximum); with fewer than WithMinCount it reserves none and
+// returns an error matching ErrTooFewDevices.
+func (l *Library) ReserveDevices(ctx context.Context, opts ...SelectOption) (*Reservation, error) {
+	o, err := l.selectOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	dir := o.lockDir
+	if dir == "" {
+		if dir, err = reserve.DefaultDir(); err != nil {
+			return nil, fmt.Errorf("nvgo: no directory for reservations: %w", err)
+		}
+	}
+	cands, err := l.judge(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	limit := o.maxCount
+	o.maxCount = -1
+	devs := l.pick(o, cands)
+	n := len(devs)
+	if limit >= 0 {
+		n = min(n, limit)
+	}
+	if n < o.minCount {
+		return nil, fmt.Errorf("nvgo: %d of %d devices wanted satisfy the constraints: %w", n, o.minCount, ErrTooFewDevices)
+	}
+	byUUID := make(map[string]*Device, len(devs))
+	keys := make([]string, 0, len(devs))
+	for _, d := range devs {
+		u, ok := d.UUID().Get()
+		if !ok {
+			continue // cannot be named, so cannot be reserved
+		}
+		byUUID[u] = d
+		keys = append(keys, u)
+	}
+	want := max(n, o.minCount)
+	if want == 0 {
+		return &Reservation{}, nil
+	}
+	if testHookBeforeLock != nil {
+		testHookBeforeLock()
+	}
+	locks, err := reserve.TryLockFirst(dir, keys, want, func(uuid string) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		c := o.read(ctx, byUUID[uuid])
+		o.score(c)
+		return c.passes
+	})
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		if errors.Is(err, reserve.ErrNotEnough) {
+			return nil, fmt.Errorf("nvgo: reserving %d devices: %w (%w)", want, ErrTooFewDevices, err)
+		}
+		return nil, fmt.Errorf("nvgo: reserving devices: %w", err)
+	}
+	r := &Reservation{locks: locks}
+	for _, lk := range locks {
+		r.devices = append(r.devices, byUUID[lk.Key()])
+	}
+	return r, nil
+}
+
+// Devices returns the reserved devices, best first.
+func (r *Reservation) Devices() []*Device { return r.devices }
+
+// CUDAVisibleDevices returns the value of CUDA_VISIBLE_DEVICES that gives a
+// job exactly the reserved devices: their UUIDs, which mean the same devices
+// whatever CUDA_DEVICE_ORDER says.
+func (r *Reservation) CUDAVisibleDevices() string {
+	return strings.Join(DeviceUUIDs(r.devices), ",")
+}
+
+// Files returns the open lock files, for exec.Cmd.ExtraFiles: the child
+// inherits the locks and holds them until it and every process it passes
+// them to has exited, even if this process dies first.
+func (r *Reservation) Files() []*os.File {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return reserve.ExtraFiles(r.locks)
+}
+
+// Command returns an exec.Cmd that runs name with CUDA_VISIBLE_DEVICES set
+// to the reserved devices and the reservation's lock files inherited, so
+// the reservation lives as long as the command. Call Release after Start
+// (or after Wait); the locks stay with the child.
+func (r *Reservation) Command(ctx context.Context, name string, arg ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, arg...)
+	cmd.Env = append(os.Environ(), "CUDA_VISIBLE_DEVICES="+r.CUDAVisibleDevices())
+	cmd.ExtraFiles = r.Files()
+	return cmd
+}
+
+// Release drops this process's hold on the reservation. Children that
+// inherited the lock files keep the devices reserved until they exit.
+// Release is idempotent.
+func (r *Reservation) Release() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for _, lk := range r.locks {
+		errs = append(errs, lk.Unlock())
+	}
+	r.locks = nil
+	return errors.Join(errs...)
+}
+
+// ReserveDevices reserves devices of the default Library (Library.ReserveDevices).
+func ReserveDevices(ctx context.Context, opts ...SelectOption) (*Reservation, error) {
+	l, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	return l.ReserveDevices(ctx, opts...)
+}
