@@ -255,7 +255,7 @@ func cudaOrder(order string, gpus []cvdGPU) (pos []int, orderErr error) {
 		pos[i] = i
 	}
 	slices.SortStableFunc(pos, func(a, b int) int { return cmp.Compare(gpus[a].busID, gpus[b].busID) })
-	if order == OrderPCIBusID {
+	if order == OrderPCIBusID || len(gpus) < 2 {
 		return pos, nil
 	}
 	for _, g := range gpus[1:] {

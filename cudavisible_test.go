@@ -90,6 +90,9 @@ func TestResolveCVDConformance(t *testing.T) {
 		err    error
 	}{
 		// §1 unset, empty, junk
+		{"no GPU at all", nil, 580, unset(), "[]", nil},
+		{"no GPU, an index", nil, 580, set("0"), "[]", nil},
+		{"one GPU of its own model", fourH100[:1], 580, set("0"), "[0]", nil},
 		{"unset shows every GPU", fourH100, 580, unset(), "[0 1 2 3]", nil},
 		{"empty shows none", fourH100, 580, set(""), "[]", nil},
 		{"a blank shows none", fourH100, 580, set(" "), "[]", nil},
@@ -233,7 +236,7 @@ func FuzzResolveCVD(f *testing.F) {
 	for _, s := range []string{"", "0", "0,1", "-1", "0,0", "GPU-1f", migA, "MIG-GPU-47b2/1/0", " 0x1", "1gpu,GPU-9", ",", "\x00"} {
 		f.Add(s, false, 580)
 	}
-	machines := [][]cvdGPU{fourH100, pciShuffled, mixed, withMIG, oneMIG, oneMIGAndWhole}
+	machines := [][]cvdGPU{nil, fourH100[:1], fourH100, pciShuffled, mixed, withMIG, oneMIG, oneMIGAndWhole}
 	f.Fuzz(func(t *testing.T, v string, pciOrder bool, branch int) {
 		env := set(v)
 		if pciOrder {

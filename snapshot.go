@@ -307,6 +307,11 @@ func (l *Library) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapsh
 			for _, p := range d.Processes {
 				alive[p.PID] = struct{}{}
 			}
+			for _, m := range d.MIGDevices {
+				for _, p := range m.Processes {
+					alive[p.PID] = struct{}{}
+				}
+			}
 		}
 		l.hosts.prune(alive)
 	}
