@@ -22,7 +22,15 @@ var ErrUndetermined = errors.New("CUDA's device list cannot be determined withou
 // different models (NVIDIA does not publish what "fastest" means), or
 // between MIG devices and whole GPUs from driver R570. It matches
 // ErrUndetermined too.
-var ErrOrderUndetermined = fmt.Errorf("CUDA device order cannot be determined without asking the CUDA driver: %w", ErrUndetermined)
+var ErrOrderUndetermined error = orderUndetermined{}
+
+type orderUndetermined struct{}
+
+func (orderUndetermined) Error() string {
+	return "CUDA device order cannot be determined without asking the CUDA driver"
+}
+
+func (orderUndetermined) Is(target error) bool { return target == ErrUndetermined }
 
 // CUDAEnv is what the CUDA driver reads at initialisation to choose and
 // number its devices. The zero value means both variables are unset: every
@@ -242,7 +250,7 @@ func resolveAll(gpus []cvdGPU, order []int, orderErr error, branch int) ([]cvdRe
 	case branch > 0 && branch < 570:
 		return nil, fmt.Errorf("%d MIG devices and drivers before R570 use one of them: %w", len(migs), ErrUndetermined)
 	}
-	return nil, fmt.Errorf("CUDA_VISIBLE_DEVICES unset with MIG devices and whole GPUs (or several MIG devices): %w", ErrOrderUndetermined)
+	return nil, fmt.Errorf("MIG devices beside whole GPUs (or several MIG devices) with CUDA_VISIBLE_DEVICES unset: %w", ErrOrderUndetermined)
 }
 
 // cudaOrder returns GPU positions in CUDA's order: PCI bus ID order under

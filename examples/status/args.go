@@ -15,7 +15,10 @@ const usage = `usage: status [options]
 One-shot view of the NVIDIA GPUs and their processes.
 
 options:
-  --only IDX [IDX ...]   show only these GPUs (NVML indices); also --only=0,1
+  --only IDX [IDX ...]   show only these GPUs (NVML indices) and their MIG
+                         devices; also --only=0,1
+  --only-visible         show only the devices CUDA would see here, in CUDA
+                         order (from CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER)
   --compute              only compute processes (type C or C+G)
   --graphics             only graphics processes (type G or C+G)
   --user [NAME]          only processes of NAME (default: the current user)
@@ -23,15 +26,18 @@ options:
   --ascii                ASCII characters only (no box drawing, no Unicode bars)
   --no-color             no colours (also when NO_COLOR is set or stdout is not a terminal)
   --json                 print one JSON object: {"devices": [{…, "processes": […]}]}
-  --simulate NAME|FILE   use a fake GPU fleet: dgx-a100, dgx-h100, dgx-h200, dgx-b200,
-                         or a scenario JSON file (see the README)
+  --simulate NAME|FILE   use a fake GPU fleet: dgx-a100, dgx-h100, dgx-h200,
+                         dgx-b200, dgx-a100-mig, dgx-h100-mig, or a scenario
+                         JSON file (see the README)
   -h, --help             show this help
 
-exit status: 0 ok, 1 no usable NVIDIA driver or bad scenario, 2 bad arguments
+exit status: 0 ok, 1 no usable NVIDIA driver or bad scenario, 2 bad arguments,
+             3 CUDA's device list cannot be determined (--only-visible)
 `
 
 type options struct {
 	only              []int
+	onlyVisible       bool
 	compute, graphics bool
 	userSet           bool
 	user              string
@@ -130,12 +136,18 @@ func parseArgs(args []string) (*options, error) {
 			err, o.noColor = noValue(), true
 		case "--json":
 			err, o.json = noValue(), true
+		case "--only-visible":
+			err, o.onlyVisible = noValue(), true
 		default:
 			return nil, fmt.Errorf("unknown argument %q", arg)
 		}
 		if err != nil {
 			return nil, err
 		}
+	}
+	if o.onlyVisible && len(o.only) > 0 {
+		// NVML indices and CUDA's list are two different selections
+		return nil, fmt.Errorf("--only and --only-visible cannot be used together")
 	}
 	return o, nil
 }

@@ -3,11 +3,23 @@
 // table colour-coded by load, with bars, then the processes with their host
 // information. It is built only on nvgo's public API.
 //
-//	status [--only IDX…] [--compute] [--graphics] [--user [NAME]] [--pid PID…]
-//	       [--ascii] [--no-color] [--json] [--simulate NAME|FILE]
+//	status [--only IDX… | --only-visible] [--compute] [--graphics]
+//	       [--user [NAME]] [--pid PID…] [--ascii] [--no-color] [--json]
+//	       [--simulate NAME|FILE]
+//
+// Under a GPU with MIG mode on, one row per MIG device shows its MIG index,
+// GPU and compute instance IDs, profile, memory and UUID; processes on MIG
+// devices are listed as GPU "0:1" (GPU index:MIG index), with SM
+// utilization N/A, since NVML keeps none per process on MIG.
+//
+// --only-visible shows the devices CUDA would see in this process (whole
+// GPUs and MIG devices), in CUDA order, each labelled with its CUDA index
+// ("cuda_index" in --json), as nvgo reads CUDA_VISIBLE_DEVICES and
+// CUDA_DEVICE_ORDER without initialising CUDA.
 //
 // Exit status: 0 on success, 1 when there is no usable NVIDIA driver (or a
-// simulation file is bad), 2 on bad flags.
+// simulation file is bad), 2 on bad flags, 3 when CUDA's device list cannot
+// be determined for --only-visible (nvgo.ErrUndetermined).
 package main
 
 import (
@@ -47,69 +59,165 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	devs, err := lib.Devices()
-	if err != nil {
+	sel, err := chooseDevices(lib, opts)
+	var bad badArgError
+	switch {
+	case errors.As(err, &bad):
+		fmt.Fprintf(stderr, "status: %v\n", err)
+		return 2
+	case errors.Is(err, nvgo.ErrUndetermined): // ErrOrderUndetermined too
+		fmt.Fprintf(stderr, "status: --only-visible: %v; %s\n", err, undeterminedHint(err))
+		return 3
+	case err != nil:
 		return fail(stderr, err)
 	}
-	if len(opts.only) > 0 {
-		var picked []*nvgo.Device
-		for _, i := range opts.only {
-			if i < 0 || i >= len(devs) {
-				fmt.Fprintf(stderr, "status: --only %d: no such GPU (there are %d)\n", i, len(devs))
-				return 2
-			}
-			if !slices.Contains(picked, devs[i]) { // "--only 1 1" shows GPU 1 once
-				picked = append(picked, devs[i])
-			}
-		}
-		devs = picked
+	if opts.onlyVisible && len(sel.devices) == 0 {
+		return noVisibleDevice(lib, opts, stdout, stderr)
 	}
-	snap, err := lib.Snapshot(ctx, nvgo.WithDevices(devs...))
+	snap, err := lib.Snapshot(ctx, nvgo.WithDevices(sel.devices...))
 	if err != nil {
 		return fail(stderr, err)
 	}
 	for i := range snap.Devices {
-		snap.Devices[i].Processes = opts.filter(snap.Devices[i].Processes)
+		d := &snap.Devices[i]
+		d.Processes = opts.filter(d.Processes)
+		for j := range d.MIGDevices {
+			d.MIGDevices[j].Processes = opts.filter(d.MIGDevices[j].Processes)
+		}
 	}
 	if opts.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(jsonOf(snap)); err != nil {
-			fmt.Fprintf(stderr, "status: %v\n", err)
-			return 1
-		}
-		return 0
+		return writeJSON(stdout, stderr, jsonOf(snap, sel.cuda))
 	}
 	host := nvgo.ReadHost(ctx)
 	r := newRenderer(stdout, opts)
+	r.cuda = sel.cuda
 	r.render(snap, host)
 	return 0
 }
 
+// undeterminedHint says how to make CUDA's device list decidable.
+func undeterminedHint(err error) string {
+	if errors.Is(err, nvgo.ErrOrderUndetermined) {
+		return "name the devices by UUID in CUDA_VISIBLE_DEVICES, or set CUDA_DEVICE_ORDER=PCI_BUS_ID if the GPUs differ in model"
+	}
+	return "name MIG devices, and GPUs with MIG off, by UUID in CUDA_VISIBLE_DEVICES"
+}
+
+// selection is what the command shows: the devices to snapshot and, with
+// --only-visible, the CUDA index of each (nil otherwise).
+type selection struct {
+	devices []*nvgo.Device
+	cuda    []int
+}
+
+// badArgError is an argument that the machine shows to be wrong (exit 2).
+type badArgError struct{ error }
+
+// chooseDevices picks the devices of --only or --only-visible; by default
+// every GPU.
+func chooseDevices(lib *nvgo.Library, opts *options) (selection, error) {
+	if opts.onlyVisible {
+		return visibleDevices(lib)
+	}
+	devs, err := lib.Devices()
+	if err != nil {
+		return selection{}, err
+	}
+	if len(opts.only) == 0 {
+		return selection{devices: devs}, nil
+	}
+	var picked []*nvgo.Device
+	for _, i := range opts.only {
+		if i < 0 || i >= len(devs) {
+			return selection{}, badArgError{fmt.Errorf("--only %d: no such GPU (there are %d)", i, len(devs))}
+		}
+		if !slices.Contains(picked, devs[i]) { // "--only 1 1" shows GPU 1 once
+			picked = append(picked, devs[i])
+		}
+	}
+	return selection{devices: picked}, nil
+}
+
+// visibleDevices returns the devices CUDA would see in this process, in
+// CUDA order: whole GPUs and MIG devices, each snapshotted as itself.
+func visibleDevices(lib *nvgo.Library) (selection, error) {
+	cdevs, err := lib.VisibleCudaDevices()
+	if err != nil {
+		return selection{}, err
+	}
+	sel := selection{devices: make([]*nvgo.Device, len(cdevs)), cuda: make([]int, len(cdevs))}
+	for i, c := range cdevs {
+		sel.devices[i], sel.cuda[i] = c.Device, c.CUDAIndex()
+	}
+	return sel, nil
+}
+
+// noVisibleDevice reports an empty CUDA device list: one line, or with
+// --json a document with no devices. (A snapshot of no devices would be a
+// snapshot of all of them.)
+func noVisibleDevice(lib *nvgo.Library, opts *options, stdout, stderr io.Writer) int {
+	if !opts.json {
+		fmt.Fprintf(stdout, "No device is visible to CUDA under %s\n", nvgo.CurrentCUDAEnv())
+		return 0
+	}
+	snap := &nvgo.Snapshot{Timestamp: time.Now()}
+	snap.DriverVersion, _ = lib.DriverVersion()
+	snap.CUDADriverVersion, _ = lib.CUDADriverVersion()
+	snap.NVMLVersion, _ = lib.NVMLVersion()
+	return writeJSON(stdout, stderr, jsonOf(snap, nil))
+}
+
+func writeJSON(stdout, stderr io.Writer, doc jsonSnapshot) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		fmt.Fprintf(stderr, "status: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
 // jsonSnapshot is the --json document: the snapshot, with "processes" on
-// every GPU, [] when none runs and null when they could not be read
-// ("processes_error" says why). The snapshot alone omits an empty list,
-// which a reader cannot tell from a list that was not collected.
+// every GPU and MIG device, [] when none runs and null when they could not
+// be read ("processes_error" says why). The snapshot alone omits an empty
+// list, which a reader cannot tell from a list that was not collected. A GPU
+// with MIG devices lists its processes under them ("mig_devices"), and its
+// own list is []. With --only-visible each device has its "cuda_index".
 type jsonSnapshot struct {
 	*nvgo.Snapshot
 	Devices []jsonDevice `json:"devices"`
 }
 
 type jsonDevice struct {
+	CUDAIndex *int `json:"cuda_index,omitempty"`
 	nvgo.DeviceSnapshot
-	Processes []nvgo.GpuProcessSnapshot `json:"processes"`
+	MIGDevices []jsonDevice              `json:"mig_devices,omitempty"`
+	Processes  []nvgo.GpuProcessSnapshot `json:"processes"`
 }
 
-func jsonOf(s *nvgo.Snapshot) jsonSnapshot {
+// jsonOf builds the --json document; cuda, when not nil, holds the CUDA
+// index of each device.
+func jsonOf(s *nvgo.Snapshot, cuda []int) jsonSnapshot {
 	doc := jsonSnapshot{Snapshot: s, Devices: make([]jsonDevice, len(s.Devices))}
 	for i, d := range s.Devices {
-		procs := d.Processes
-		if procs == nil && d.ProcessesErr == nil {
-			procs = []nvgo.GpuProcessSnapshot{}
+		doc.Devices[i] = jsonDeviceOf(d)
+		if cuda != nil {
+			doc.Devices[i].CUDAIndex = &cuda[i]
 		}
-		doc.Devices[i] = jsonDevice{DeviceSnapshot: d, Processes: procs}
 	}
 	return doc
+}
+
+func jsonDeviceOf(d nvgo.DeviceSnapshot) jsonDevice {
+	procs := d.Processes
+	if procs == nil && d.ProcessesErr == nil {
+		procs = []nvgo.GpuProcessSnapshot{}
+	}
+	jd := jsonDevice{DeviceSnapshot: d, Processes: procs}
+	for _, m := range d.MIGDevices {
+		jd.MIGDevices = append(jd.MIGDevices, jsonDeviceOf(m))
+	}
+	return jd
 }
 
 func fail(stderr io.Writer, err error) int {

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/nvgo/nvgo/fakegpu"
 )
 
 func TestParseArgsReadsNvitopStyleFlags(t *testing.T) {
@@ -57,6 +59,9 @@ func TestParseArgsReadsNvitopStyleFlags(t *testing.T) {
 		{name: "--compute=yes is an error because --compute takes no value", args: []string{"--compute=yes"}, wantErr: "--compute takes no value"},
 		{name: "NO_COLOR turns colour off", noColor: "1", args: []string{"--ascii"}, want: &options{ascii: true, noColor: true}},
 		{name: "an empty NO_COLOR leaves colour on", noColor: "", args: nil, want: &options{}},
+		{name: "--only-visible sets its switch", args: []string{"--only-visible", "--json"}, want: &options{onlyVisible: true, json: true}},
+		{name: "--only-visible=1 is an error because it takes no value", args: []string{"--only-visible=1"}, wantErr: "--only-visible takes no value"},
+		{name: "--only with --only-visible is an error", args: []string{"--only", "0", "--only-visible"}, wantErr: "--only and --only-visible cannot be used together"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -341,7 +346,7 @@ func TestTheTableHasStraightBorders(t *testing.T) {
 		{"--ascii at COLUMNS=140 has ASCII bars", []string{"--ascii"}, 140, 122, true},
 		{"--only 0 at COLUMNS=200", []string{"--only", "0"}, 200, 122, true},
 	}
-	for _, preset := range []string{"dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200"} {
+	for _, preset := range []string{"dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "dgx-a100-mig", "dgx-h100-mig"} {
 		for _, tt := range tests {
 			t.Run(preset+" "+tt.name, func(t *testing.T) {
 				plainTerminal(t, tt.columns)
@@ -419,24 +424,35 @@ func TestTheTableShowsWhatAUserExpects(t *testing.T) {
 }
 
 func TestASCIIOutputIsPureASCII(t *testing.T) {
-	for _, columns := range []int{0, 140} {
-		t.Run("at COLUMNS="+strconv.Itoa(columns), func(t *testing.T) {
-			plainTerminal(t, columns)
-			code, stdout, stderr := runStatus(t, "--simulate", "dgx-h100", "--ascii")
-			if code != 0 {
-				t.Fatalf("exit %d, stderr %q; want 0", code, stderr)
-			}
-			for i := 0; i < len(stdout); i++ {
-				if stdout[i] >= 0x80 {
-					line := stdout[strings.LastIndexByte(stdout[:i], '\n')+1:]
-					line, _, _ = strings.Cut(line, "\n")
-					t.Fatalf("byte %#x at offset %d is not ASCII, in:\n%s", stdout[i], i, line)
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"dgx-h100", []string{"--simulate", "dgx-h100"}},
+		{"dgx-h100-mig with its MIG rows", []string{"--simulate", "dgx-h100-mig"}},
+		{"--only-visible with its cuda labels", []string{"--simulate", "dgx-h100", "--only-visible"}},
+	}
+	for _, tt := range tests {
+		for _, columns := range []int{0, 140} {
+			t.Run(tt.name+" at COLUMNS="+strconv.Itoa(columns), func(t *testing.T) {
+				plainTerminal(t, columns)
+				setCUDAEnv(t, "3,1", "")
+				code, stdout, stderr := runStatus(t, append(tt.args, "--ascii")...)
+				if code != 0 {
+					t.Fatalf("exit %d, stderr %q; want 0", code, stderr)
 				}
-			}
-			if !strings.Contains(stdout, "Processes:") {
-				t.Errorf("output lacks Processes:\n%s", stdout)
-			}
-		})
+				for i := 0; i < len(stdout); i++ {
+					if stdout[i] >= 0x80 {
+						line := stdout[strings.LastIndexByte(stdout[:i], '\n')+1:]
+						line, _, _ = strings.Cut(line, "\n")
+						t.Fatalf("byte %#x at offset %d is not ASCII, in:\n%s", stdout[i], i, line)
+					}
+				}
+				if !strings.Contains(stdout, "Processes:") {
+					t.Errorf("output lacks Processes:\n%s", stdout)
+				}
+			})
+		}
 	}
 }
 
@@ -658,6 +674,342 @@ func TestWithoutADriverItSaysSoInOneLine(t *testing.T) {
 	for _, s := range []string{"panic", "goroutine", ".go:"} {
 		if strings.Contains(stderr, s) {
 			t.Errorf("stderr has %q, like a crash:\n%s", s, stderr)
+		}
+	}
+}
+
+// unsetEnv as a value to setCUDAEnv leaves the variable unset.
+const unsetEnv = "<unset>"
+
+// setCUDAEnv sets CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER for the test
+// (unset with unsetEnv); t.Setenv puts them back afterwards.
+func setCUDAEnv(t *testing.T, visible, order string) {
+	t.Helper()
+	for k, v := range map[string]string{"CUDA_VISIBLE_DEVICES": visible, "CUDA_DEVICE_ORDER": order} {
+		if v != unsetEnv {
+			t.Setenv(k, v)
+			continue
+		}
+		t.Setenv(k, "") // to have it restored
+		if err := os.Unsetenv(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// migUUID returns the UUID of MIG device slot of GPU gpu of a preset.
+func migUUID(t *testing.T, preset string, gpu, slot int) string {
+	t.Helper()
+	fleet, err := fakegpu.Preset(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := fleet.GPU(gpu).MIGDevice(slot)
+	if m == nil {
+		t.Fatalf("%s has no MIG device %d on GPU %d", preset, slot, gpu)
+	}
+	return m.UUID()
+}
+
+// processLine returns the line of the process table that lists pid, split
+// into its columns, or nil.
+func processLine(stdout string, pid int) []string {
+	for _, l := range strings.Split(stdout, "\n") {
+		f := strings.Fields(strings.Trim(l, "│| "))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			return f
+		}
+	}
+	return nil
+}
+
+// migPID is the process on MIG device 0 of GPU 0 of the "-mig" presets.
+const migPID = 4194404
+
+func TestMIGDevicesAreShownUnderTheirGPU(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		columns int
+		want    []string
+	}{
+		{
+			name: "dgx-h100-mig shows a row per MIG device and says GPU 1 has none",
+			args: []string{"--simulate", "dgx-h100-mig"},
+			want: []string{"│ 0:0  MIG 3g.40gb  GI 2 CI 0", "│ 0:1  MIG 2g.20gb  GI 3 CI 0", "│ 0:3  MIG 1g.10gb  GI 9 CI 0",
+				"12288MiB / 39.50GiB", "MIG-3f1b6608-8661-7…", "│   1  No MIG devices", "├╌╌╌"},
+		},
+		{
+			name: "dgx-a100-mig shows its own profiles",
+			args: []string{"--simulate", "dgx-a100-mig"},
+			want: []string{"│ 0:0  MIG 3g.40gb", "│ 0:3  MIG 1g.10gb", "│   1  No MIG devices"},
+		},
+		{
+			name:    "with bars a MIG device has a memory bar",
+			args:    []string{"--simulate", "dgx-h100-mig"},
+			columns: 140,
+			want:    []string{"MIG-3f1b6608-8661-7… │ MEM: ████████▊ ", "30.4% │"},
+		},
+		{
+			name: "--ascii draws MIG rows in ASCII",
+			args: []string{"--simulate", "dgx-h100-mig", "--ascii"},
+			want: []string{"| 0:0  MIG 3g.40gb  GI 2 CI 0", "MIG-3f1b6608-8661...", "+-----"},
+		},
+		{
+			name: "--only 0 shows GPU 0 with its MIG devices",
+			args: []string{"--simulate", "dgx-h100-mig", "--only", "0"},
+			want: []string{"│ 0:0  MIG 3g.40gb", "│ 0:3  MIG 1g.10gb"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plainTerminal(t, tt.columns)
+			code, stdout, stderr := runStatus(t, tt.args...)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+			}
+			for _, s := range tt.want {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("output lacks %q:\n%s", s, stdout)
+				}
+			}
+			// the process on MIG 0 is listed as GPU 0:0, with no SM figure
+			f := processLine(stdout, migPID)
+			if len(f) < 6 || f[0] != "0:0" || f[5] != "N/A" {
+				t.Errorf("the MIG process line is %q; want GPU 0:0 and %%SM N/A:\n%s", f, stdout)
+			}
+		})
+	}
+}
+
+func TestJSONListsMIGDevicesWithTheirProcesses(t *testing.T) {
+	plainTerminal(t, 0)
+	for _, args := range [][]string{{"--simulate", "dgx-h100-mig", "--json"}, {"--simulate", "dgx-h100-mig", "--json", "--only", "0"}} {
+		t.Run(strings.Join(args[2:], " ")+" lists MIG devices 0, 1 and 3 under GPU 0", func(t *testing.T) {
+			code, stdout, stderr := runStatus(t, args...)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+			}
+			doc := decodeJSON(t, stdout)
+			var migs []map[string]json.RawMessage
+			if err := json.Unmarshal(doc.Devices[0]["mig_devices"], &migs); err != nil {
+				t.Fatalf("devices[0].mig_devices %s: %v", doc.Devices[0]["mig_devices"], err)
+			}
+			sub := jsonOutput{Devices: migs}
+			var slots []int
+			for i, m := range migs {
+				var slot int
+				if err := json.Unmarshal(m["mig_index"], &slot); err != nil {
+					t.Fatalf("mig_devices[%d].mig_index %s: %v", i, m["mig_index"], err)
+				}
+				slots = append(slots, slot)
+				if _, ok := m["cuda_index"]; ok {
+					t.Errorf("mig_devices[%d] has a cuda_index without --only-visible", i)
+				}
+			}
+			if !slices.Equal(slots, []int{0, 1, 3}) || !slices.Equal(sub.indices(t), []int{0, 0, 0}) {
+				t.Fatalf("mig_index %v, index %v; want MIG 0, 1, 3 of GPU 0", slots, sub.indices(t))
+			}
+			if got := sub.pids(t, 0); !slices.Equal(got, []int{migPID}) {
+				t.Errorf("MIG 0 has processes %v; want [%d]", got, migPID)
+			}
+			var procs []map[string]json.RawMessage
+			if err := json.Unmarshal(migs[0]["processes"], &procs); err != nil || len(procs) != 1 {
+				t.Fatalf("mig_devices[0].processes %s: %v", migs[0]["processes"], err)
+			}
+			if got := string(procs[0]["gpu_sm_utilization"]); got != "null" {
+				t.Errorf("the MIG process's gpu_sm_utilization = %s; want null (N/A)", got)
+			}
+			// an idle MIG device says so with [], as an idle GPU does
+			for _, i := range []int{1, 2} {
+				if got := string(migs[i]["processes"]); got != "[]" {
+					t.Errorf("mig_devices[%d].processes = %s; want []", i, got)
+				}
+			}
+		})
+	}
+}
+
+// visibleDevice is what the --only-visible tests read of a device.
+type visibleDevice struct {
+	CUDAIndex *int   `json:"cuda_index"`
+	Index     int    `json:"index"`
+	MIGIndex  *int   `json:"mig_index"`
+	UUID      string `json:"uuid"`
+}
+
+func (d visibleDevice) String() string {
+	s := "cuda:"
+	if d.CUDAIndex == nil {
+		s += "none"
+	} else {
+		s += strconv.Itoa(*d.CUDAIndex)
+	}
+	s += " GPU " + strconv.Itoa(d.Index)
+	if d.MIGIndex != nil {
+		s += ":" + strconv.Itoa(*d.MIGIndex)
+	}
+	return s
+}
+
+func TestOnlyVisibleListsTheDevicesCUDASeesInCUDAOrder(t *testing.T) {
+	migZero := migUUID(t, "dgx-h100-mig", 0, 0)
+	migThree := migUUID(t, "dgx-h100-mig", 0, 3)
+	tests := []struct {
+		name    string
+		preset  string
+		visible string // CUDA_VISIBLE_DEVICES
+		order   string // CUDA_DEVICE_ORDER
+		want    []string
+		text    []string // in the table, in this order
+	}{
+		{
+			name: "3,1 lists GPU 3 then GPU 1", preset: "dgx-h100", visible: "3,1",
+			want: []string{"cuda:0 GPU 3", "cuda:1 GPU 1"},
+			text: []string{"│ cuda:0 → GPU 3", "│   3  H100", "│ cuda:1 → GPU 1", "│   1  H100"},
+		},
+		{
+			name: "unset lists every GPU", preset: "dgx-h100", visible: unsetEnv, order: "PCI_BUS_ID",
+			want: []string{"cuda:0 GPU 0", "cuda:1 GPU 1", "cuda:2 GPU 2", "cuda:3 GPU 3", "cuda:4 GPU 4", "cuda:5 GPU 5", "cuda:6 GPU 6", "cuda:7 GPU 7"},
+			text: []string{"│ cuda:0 → GPU 0", "│ cuda:7 → GPU 7"},
+		},
+		{
+			name: "a MIG UUID lists that MIG device", preset: "dgx-h100-mig", visible: migZero,
+			want: []string{"cuda:0 GPU 0:0"},
+			text: []string{"│ cuda:0 → MIG 0:0", "│ 0:0  MIG 3g.40gb  GI 2 CI 0"},
+		},
+		{
+			name: "MIG devices and a whole GPU by UUID keep their order", preset: "dgx-h100-mig",
+			visible: migThree + ",GPU-57a2c439," + migZero,
+			want:    []string{"cuda:0 GPU 0:3", "cuda:1 GPU 2", "cuda:2 GPU 0:0"},
+			text:    []string{"│ cuda:0 → MIG 0:3", "│ cuda:1 → GPU 2", "│   2  H100", "│ cuda:2 → MIG 0:0"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plainTerminal(t, 0)
+			setCUDAEnv(t, tt.visible, tt.order)
+			code, stdout, stderr := runStatus(t, "--simulate", tt.preset, "--only-visible", "--json")
+			if code != 0 || stderr != "" {
+				t.Fatalf("--json: exit %d, stderr %q; want 0 and nothing", code, stderr)
+			}
+			var doc struct{ Devices []visibleDevice }
+			if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+				t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+			}
+			var got []string
+			for _, d := range doc.Devices {
+				got = append(got, d.String())
+				if d.UUID == "" {
+					t.Errorf("%s has no uuid", d)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("--json lists %q; want %q", got, tt.want)
+			}
+			if len(doc.Devices) > 0 && tt.visible == migZero && doc.Devices[0].UUID != migZero {
+				t.Errorf("uuid = %q; want %q", doc.Devices[0].UUID, migZero)
+			}
+
+			code, stdout, stderr = runStatus(t, "--simulate", tt.preset, "--only-visible")
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+			}
+			rest := stdout
+			for _, s := range tt.text {
+				i := strings.Index(rest, s)
+				if i < 0 {
+					t.Fatalf("output lacks %q after the previous rows:\n%s", s, stdout)
+				}
+				rest = rest[i+len(s):]
+			}
+			checkTables(t, stdout, 79, utf8.RuneCountInString)
+		})
+	}
+}
+
+func TestOnlyVisibleWithNoDeviceSaysSo(t *testing.T) {
+	plainTerminal(t, 0)
+	setCUDAEnv(t, "", "")
+	code, stdout, stderr := runStatus(t, "--simulate", "dgx-h100-mig", "--only-visible")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	if strings.Count(stdout, "\n") != 1 || !strings.Contains(stdout, "No device is visible to CUDA") || !strings.Contains(stdout, `CUDA_VISIBLE_DEVICES=""`) {
+		t.Errorf("stdout = %q; want one line saying CUDA sees no device", stdout)
+	}
+
+	code, stdout, stderr = runStatus(t, "--simulate", "dgx-h100-mig", "--only-visible", "--json")
+	if code != 0 || stderr != "" {
+		t.Fatalf("--json: exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	doc := decodeJSON(t, stdout)
+	if doc.Devices == nil || len(doc.Devices) != 0 || doc.DriverVersion != "580.95.05" || !strings.Contains(stdout, `"devices": []`) {
+		t.Errorf("--json = %s; want the versions and \"devices\": []", stdout)
+	}
+}
+
+func TestOnlyVisibleErrorsExitWithOneLine(t *testing.T) {
+	plainTerminal(t, 0)
+	tests := []struct {
+		name      string
+		args      []string
+		visible   string
+		code      int
+		stderrHas []string
+		lines     int
+	}{
+		{
+			name: "unset on an R580 driver with MIG devices and whole GPUs exits 3", visible: unsetEnv,
+			args: []string{"--simulate", "dgx-h100-mig", "--only-visible"}, code: 3, lines: 1,
+			stderrHas: []string{"status: --only-visible: ", "cannot be determined", "by UUID in CUDA_VISIBLE_DEVICES"},
+		},
+		{
+			name: "indices while a GPU has MIG on exit 3, with --json too", visible: "0,2",
+			args: []string{"--simulate", "dgx-h100-mig", "--only-visible", "--json"}, code: 3, lines: 1,
+			stderrHas: []string{"status: --only-visible: ", "MIG on", "cannot be determined"},
+		},
+		{
+			name: "--only with --only-visible exits 2", visible: "0",
+			args: []string{"--simulate", "dgx-h100", "--only", "0", "--only-visible"}, code: 2, lines: 2,
+			stderrHas: []string{"--only and --only-visible cannot be used together", "status --help"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			setCUDAEnv(t, tt.visible, "")
+			code, stdout, stderr := runStatus(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d; want %d (stderr %q)", code, tt.code, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q; want nothing", stdout)
+			}
+			if n := strings.Count(stderr, "\n"); n != tt.lines || !strings.HasSuffix(stderr, "\n") {
+				t.Errorf("stderr has %d lines; want %d:\n%s", n, tt.lines, stderr)
+			}
+			for _, s := range tt.stderrHas {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestJSONHasCUDAIndexOnlyWithOnlyVisible(t *testing.T) {
+	plainTerminal(t, 0)
+	setCUDAEnv(t, "3,1", "")
+	code, stdout, stderr := runStatus(t, "--simulate", "dgx-h100", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q; want 0", code, stderr)
+	}
+	for i, d := range decodeJSON(t, stdout).Devices {
+		if _, ok := d["cuda_index"]; ok {
+			t.Errorf("devices[%d] has a cuda_index without --only-visible", i)
+		}
+		if _, ok := d["mig_index"]; ok {
+			t.Errorf("devices[%d], a whole GPU, has a mig_index", i)
 		}
 	}
 }

@@ -29,6 +29,9 @@ type renderer struct {
 	ascii bool
 	bars  bool
 	box   boxChars
+	// cuda holds the CUDA index of each device of the snapshot, with
+	// --only-visible; nil otherwise.
+	cuda []int
 }
 
 type boxChars struct {
@@ -39,6 +42,8 @@ type boxChars struct {
 	full                            string
 	partial                         []string
 	ellipsis                        string // ends a cut text
+	dash                            string // rule between a GPU and its MIG devices
+	arrow                           string // "cuda:0 → GPU 3"
 }
 
 var unicodeBox = boxChars{
@@ -47,6 +52,7 @@ var unicodeBox = boxChars{
 	ltee: "├", rtee: "┤", hl: "╞", hr: "╡", hcross: "╪",
 	full: "█", partial: []string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"},
 	ellipsis: "…",
+	dash:     "╌", arrow: "→",
 }
 
 var asciiBox = boxChars{
@@ -55,6 +61,7 @@ var asciiBox = boxChars{
 	ltee: "+", rtee: "+", hl: "+", hr: "+", hcross: "+",
 	full: "#", partial: []string{""},
 	ellipsis: "...",
+	dash:     "-", arrow: "->",
 }
 
 func newRenderer(w io.Writer, o *options) *renderer {
@@ -296,7 +303,15 @@ func (r *renderer) render(s *nvgo.Snapshot, host nvgo.HostStats) {
 	r.row(head2, nil)
 	fmt.Fprintln(r.w, r.rule(b.hl, b.hcross, b.hr, b.hh, ws...))
 	for i, d := range s.Devices {
-		r.device(d)
+		if r.cuda != nil {
+			r.cudaLabel(r.cuda[i], d)
+		}
+		if d.MIGIndex != nil {
+			r.migRow(d) // --only-visible shows a MIG device as itself
+		} else {
+			r.device(d)
+			r.migRows(d)
+		}
 		if i < len(s.Devices)-1 {
 			fmt.Fprintln(r.w, r.rule(b.ltee, b.cross, b.rtee, b.h, ws...))
 		}
@@ -422,27 +437,47 @@ func (r *renderer) processes(s *nvgo.Snapshot) {
 	fmt.Fprintln(r.w, b.hl+strings.Repeat(b.hh, total)+b.hr)
 	n := 0
 	for _, d := range s.Devices {
-		if d.ProcessesErr != nil {
-			line := fmt.Sprintf(" %3d  processes: %s", d.Index, nvgo.ReasonOf(d.ProcessesErr))
-			fmt.Fprintln(r.w, b.v+r.pad(line, total, false)+b.v)
-			continue
-		}
-		for _, p := range d.Processes {
-			n++
-			cmd := p.Command.Or("")
-			if p.Command.IsNA() {
-				cmd = unreadable(p.Command.Reason())
-			}
-			line := fmt.Sprintf(" %3d %7d %-4s %s %8s %4s %5s %5s %8s  %s",
-				d.Index, p.PID, p.Type, r.pad(p.Username.Or("N/A"), 10, false), p.GPUMemory,
-				p.GPUSMUtilization, pctNum(p.CPUPercent), pctNum(p.HostMemoryPercent), duration(p.RunningTime), cmd)
-			fmt.Fprintln(r.w, b.v+r.pad(line, total, false)+b.v)
+		n += r.processesOf(d, total)
+		for _, m := range d.MIGDevices {
+			n += r.processesOf(m, total)
 		}
 	}
 	if n == 0 {
 		fmt.Fprintln(r.w, b.v+r.pad("  No running processes found", total, false)+b.v)
 	}
 	fmt.Fprintln(r.w, b.bl+strings.Repeat(b.hh, total)+b.br)
+}
+
+// processesOf prints the processes of one GPU or MIG device, labelled "0"
+// or "0:1" (GPU index:MIG index), and returns how many it printed.
+func (r *renderer) processesOf(d nvgo.DeviceSnapshot, total int) int {
+	b := r.box
+	gpu := deviceLabel(d)
+	if d.ProcessesErr != nil {
+		line := fmt.Sprintf(" %3s  processes: %s", gpu, nvgo.ReasonOf(d.ProcessesErr))
+		fmt.Fprintln(r.w, b.v+r.pad(line, total, false)+b.v)
+		return 0
+	}
+	for _, p := range d.Processes {
+		cmd := p.Command.Or("")
+		if p.Command.IsNA() {
+			cmd = unreadable(p.Command.Reason())
+		}
+		line := fmt.Sprintf(" %3s %7d %-4s %s %8s %4s %5s %5s %8s  %s",
+			gpu, p.PID, p.Type, r.pad(p.Username.Or("N/A"), 10, false), p.GPUMemory,
+			p.GPUSMUtilization, pctNum(p.CPUPercent), pctNum(p.HostMemoryPercent), duration(p.RunningTime), cmd)
+		fmt.Fprintln(r.w, b.v+r.pad(line, total, false)+b.v)
+	}
+	return len(d.Processes)
+}
+
+// deviceLabel names a device as the process table does: "3" for GPU 3,
+// "0:1" for MIG device 1 of GPU 0, as nvitop writes it.
+func deviceLabel(d nvgo.DeviceSnapshot) string {
+	if d.MIGIndex != nil {
+		return fmt.Sprintf("%d:%d", d.Index, *d.MIGIndex)
+	}
+	return strconv.Itoa(d.Index)
 }
 
 // unreadable says, as nvitop does, why a process has no command line.
