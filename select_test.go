@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
@@ -230,4 +231,33 @@ func currentUser(t *testing.T) string {
 		t.Skip("no current user:", err)
 	}
 	return u.Username
+}
+
+// A GPU that has just gone idle after seconds of full load is not free when
+// judged over a window of the driver's samples.
+func TestSelectUtilizationWindow(t *testing.T) {
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"}, fakegpu.GPUSpec{Model: "h100"})
+	lib := openOn(t, fleet)
+	fleet.GPU(0).SetUtilization(100, 50)
+	fleet.GPU(1).SetUtilization(30, 10)
+	for range 4 {
+		fleet.Advance(time.Second)
+	}
+	fleet.GPU(0).SetUtilization(0, 0) // idle only at this instant
+	ctx := context.Background()
+	got, err := lib.SelectDevices(ctx, nvgo.WithMaxGPUUtilization(50))
+	must(t, err)
+	if !slices.Equal(indices(got), []int{0, 1}) {
+		t.Errorf("instantaneous: selected %v, want [0 1]", indices(got))
+	}
+	got, err = lib.SelectDevices(ctx, nvgo.WithMaxGPUUtilization(50), nvgo.WithUtilizationWindow(5*time.Second))
+	must(t, err)
+	if !slices.Equal(indices(got), []int{1}) {
+		t.Errorf("over 5 s: selected %v, want [1] (GPU 0 averaged 80%%)", indices(got))
+	}
+	got, err = lib.SelectDevices(ctx, nvgo.WithMaxGPUUtilization(50), nvgo.WithUtilizationWindow(500*time.Millisecond))
+	must(t, err)
+	if !slices.Equal(indices(got), []int{0, 1}) {
+		t.Errorf("over 0.5 s: selected %v, want [0 1]", indices(got))
+	}
 }

@@ -77,6 +77,7 @@ func (d *device) wire() {
 	d.GetGraphicsRunningProcessesFunc = d.getGraphicsRunningProcesses
 	d.GetMPSComputeRunningProcessesFunc = d.getMPSComputeRunningProcesses
 	d.GetProcessUtilizationFunc = d.getProcessUtilization
+	d.GetSamplesFunc = d.getSamples
 	d.g.f.wireDevice(d)
 }
 

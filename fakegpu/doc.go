@@ -61,6 +61,11 @@
 //     sample newer than lastSeen (µs on the fake clock), or
 //     ERROR_NOT_FOUND when there is none. Samples are taken when a process
 //     starts, when its utilization is set, and at every Fleet.Advance.
+//   - GetSamples answers GPU_UTILIZATION_SAMPLES and
+//     MEMORY_UTILIZATION_SAMPLES newer than lastSeen (ERROR_NOT_FOUND when
+//     none): a sample is taken at every SetUtilization and Fleet.Advance,
+//     and the last 120 are kept. Other sample types, MIG devices and GPUs
+//     with MIG on answer NOT_SUPPORTED.
 //   - A "C+G" process is in both process lists: its compute entry carries
 //     its memory, its graphics entry at most 4 MiB.
 //   - GetFieldValues fills NvmlReturn, ValueType, Value (little-endian) and

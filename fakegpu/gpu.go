@@ -22,6 +22,7 @@ type GPU struct {
 
 	// Everything below is guarded by f.mu.
 	gpuUtil, memUtil uint32
+	utilSamples      []utilSample // newest last
 	encUtil, decUtil uint32
 	memUsed          uint64 // allocated bytes, excluding reserved
 	memUsedSet       bool
@@ -129,7 +130,10 @@ func pct(v uint32) uint32 { return min(v, 100) }
 // SetUtilization sets the GPU and memory utilization in percent
 // (GetUtilizationRates).
 func (g *GPU) SetUtilization(gpu, mem uint32) {
-	g.update(func() { g.gpuUtil, g.memUtil = pct(gpu), pct(mem) })
+	g.update(func() {
+		g.gpuUtil, g.memUtil = pct(gpu), pct(mem)
+		g.recordUtilLocked()
+	})
 }
 
 // SetEncoderDecoder sets the encoder and decoder utilization in percent.
@@ -358,6 +362,7 @@ func (g *GPU) advanceLocked(d time.Duration) {
 	g.pcieTxB = addSat(g.pcieTxB, mulDiv(uint64(g.pcieTx)*1024, uint64(d), uint64(time.Second)))
 	g.pcieRxB = addSat(g.pcieRxB, mulDiv(uint64(g.pcieRx)*1024, uint64(d), uint64(time.Second)))
 	ts := g.f.nowMicrosLocked()
+	g.recordUtilLocked()
 	for _, p := range g.procs {
 		if p.busy() {
 			p.sampleAt(ts)

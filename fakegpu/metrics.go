@@ -26,7 +26,7 @@ var metricMethods = map[string][]string{
 	"compute_capability":  {"GetCudaComputeCapability"},
 	"memory":              {"GetMemoryInfo", "GetMemoryInfo_v2"},
 	"bar1":                {"GetBAR1MemoryInfo"},
-	"utilization":         {"GetUtilizationRates"},
+	"utilization":         {"GetUtilizationRates", "GetSamples"},
 	"encoder":             {"GetEncoderUtilization"},
 	"decoder":             {"GetDecoderUtilization"},
 	"clocks":              {"GetClockInfo"},
