@@ -750,3 +750,15 @@ func applyClocks(dst *Clocks, c *scenarioClocks) {
 	setIf(&dst.Memory, c.Memory)
 	setIf(&dst.Video, c.Video)
 }
+
+// Load builds a fleet from a preset name (PresetNames) or, failing that,
+// a scenario file: what a --simulate NAME|FILE flag takes.
+func Load(nameOrFile string) (*Fleet, error) {
+	if slices.Contains(PresetNames(), nameOrFile) {
+		return Preset(nameOrFile)
+	}
+	if _, err := os.Stat(nameOrFile); err != nil {
+		return nil, fmt.Errorf("%q is not a preset (%v) and not a readable file: %w", nameOrFile, PresetNames(), err)
+	}
+	return LoadScenario(nameOrFile)
+}

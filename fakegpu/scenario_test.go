@@ -436,3 +436,19 @@ func TestMalformedScenarios(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadTakesAPresetOrAFile(t *testing.T) {
+	if f, err := fakegpu.Load("dgx-h100"); err != nil || f.Count() != 8 {
+		t.Fatalf("Load(dgx-h100) = %v, %v", f, err)
+	}
+	path := filepath.Join(t.TempDir(), "one.json")
+	if err := os.WriteFile(path, []byte(`{"gpus": [{"model": "a100"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := fakegpu.Load(path); err != nil || f.Count() != 1 {
+		t.Fatalf("Load(file) = %v, %v", f, err)
+	}
+	if _, err := fakegpu.Load("dgx-nope"); err == nil || !strings.Contains(err.Error(), "not a preset") {
+		t.Errorf("Load(dgx-nope) error = %v", err)
+	}
+}

@@ -4,8 +4,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"slices"
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
@@ -16,19 +14,9 @@ func open(simulate string) (*nvgo.Library, error) {
 	if simulate == "" {
 		return nvgo.Open()
 	}
-	if slices.Contains(fakegpu.PresetNames(), simulate) {
-		fleet, err := fakegpu.Preset(simulate)
-		if err != nil {
-			return nil, err
-		}
-		return nvgo.Open(nvgo.WithNVML(fleet))
-	}
-	if _, err := os.Stat(simulate); err != nil {
-		return nil, fmt.Errorf("--simulate %q: not a preset (%v) and not a readable file: %w", simulate, fakegpu.PresetNames(), err)
-	}
-	fleet, err := fakegpu.LoadScenario(simulate)
+	fleet, err := fakegpu.Load(simulate)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--simulate: %w", err)
 	}
 	return nvgo.Open(nvgo.WithNVML(fleet))
 }
