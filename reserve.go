@@ -24,18 +24,29 @@ var ErrReserved = reserve.ErrBusy
 // reservations only protect launchers that see each other's locks.
 func WithLockDir(dir string) SelectOption { return func(o *selectOptions) { o.lockDir = dir } }
 
-// reserved reports whether another holder has d reserved now.
+// lockDirectory returns the lock directory, resolving the default once per
+// selection (DefaultDir creates and probes a file on every call).
+func (o *selectOptions) lockDirectory() (string, error) {
+	if o.lockDir == "" {
+		dir, err := reserve.DefaultDir()
+		if err != nil {
+			return "", fmt.Errorf("nvgo: no directory for reservations: %w", err)
+		}
+		o.lockDir = dir
+	}
+	return o.lockDir, nil
+}
+
+// reserved reports whether another holder has d reserved now. Without a
+// usable lock directory nothing can be reserved, so nothing is.
 func (o *selectOptions) reserved(d *Device) bool {
 	uuid, ok := d.UUID().Get()
 	if !ok {
 		return false
 	}
-	dir := o.lockDir
-	if dir == "" {
-		var err error
-		if dir, err = reserve.DefaultDir(); err != nil {
-			return false
-		}
+	dir, err := o.lockDirectory()
+	if err != nil {
+		return false
 	}
 	_, _, held, err := reserve.Holder(dir, uuid)
 	return err == nil && held
@@ -68,11 +79,9 @@ func (l *Library) ReserveDevices(ctx context.Context, opts ...SelectOption) (*Re
 	if err != nil {
 		return nil, err
 	}
-	dir := o.lockDir
-	if dir == "" {
-		if dir, err = reserve.DefaultDir(); err != nil {
-			return nil, fmt.Errorf("nvgo: no directory for reservations: %w", err)
-		}
+	dir, err := o.lockDirectory()
+	if err != nil {
+		return nil, err
 	}
 	cands, err := l.judge(ctx, o)
 	if err != nil {
@@ -98,7 +107,7 @@ func (l *Library) ReserveDevices(ctx context.Context, opts ...SelectOption) (*Re
 		byUUID[u] = d
 		keys = append(keys, u)
 	}
-	want := max(n, o.minCount)
+	want := n // at least o.minCount, checked above
 	if want == 0 {
 		return &Reservation{}, nil
 	}
@@ -109,7 +118,7 @@ func (l *Library) ReserveDevices(ctx context.Context, opts ...SelectOption) (*Re
 		if ctx.Err() != nil {
 			return false
 		}
-		c := o.read(ctx, byUUID[uuid])
+		c := o.read(byUUID[uuid])
 		o.score(c)
 		return c.passes
 	})

@@ -182,7 +182,7 @@ func (l *Library) judge(ctx context.Context, o *selectOptions) ([]*candidate, er
 		if o.skipReserved && o.reserved(d) {
 			continue
 		}
-		c := o.read(ctx, d)
+		c := o.read(d)
 		o.score(c)
 		if c.passes {
 			cands = append(cands, c)
@@ -192,7 +192,7 @@ func (l *Library) judge(ctx context.Context, o *selectOptions) ([]*candidate, er
 }
 
 // read takes the figures of one device, fresh (not from the cache).
-func (o *selectOptions) read(ctx context.Context, d *Device) *candidate {
+func (o *selectOptions) read(d *Device) *candidate {
 	f := FieldMemory | FieldUtilization
 	if len(o.freeAccounts) > 0 {
 		f |= FieldProcesses
