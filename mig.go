@@ -161,6 +161,11 @@ func (d *Device) enumerateMIG(h nvmlx.Device) ([]*MigDevice, error) {
 	case cur != 1:
 		return nil, nil
 	}
+	return d.enumerateSlots(h)
+}
+
+// enumerateSlots lists the MIG devices of a GPU known to have MIG on.
+func (d *Device) enumerateSlots(h nvmlx.Device) ([]*MigDevice, error) {
 	n, err := h.MaxMIGDeviceCount()
 	if err != nil {
 		return nil, fmt.Errorf("%s: MIG device count: %w", d.label(), err)
@@ -243,10 +248,15 @@ func (d *Device) readMIG(r *reader, s *DeviceSnapshot, hosts *hostMemo) {
 	if r.lost != nil {
 		return
 	}
-	if on, ok := s.MIGMode.Get(); s.Fields&FieldMIGMode != 0 && (!ok || !bool(on)) {
-		return // known off or unreadable: no need to ask again
+	enumerate := d.enumerateMIG
+	if s.Fields&FieldMIGMode != 0 {
+		// The mode was read in this pass: do not ask NVML again.
+		if on, ok := s.MIGMode.Get(); !ok || !bool(on) {
+			return
+		}
+		enumerate = d.enumerateSlots
 	}
-	migs, err := d.enumerateMIG(r.h)
+	migs, err := enumerate(r.h)
 	if r.check(err) != nil || migs == nil {
 		if err != nil {
 			s.MIGDevicesError = err.Error()

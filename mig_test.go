@@ -129,6 +129,12 @@ func TestMIGSnapshot(t *testing.T) {
 	lib, fleet := openFleet(t, "dgx-h100-mig")
 	snap, err := lib.Snapshot(context.Background())
 	must(t, err)
+	fleet.ResetCalls()
+	_, err = lib.Snapshot(context.Background())
+	must(t, err)
+	if n := fleet.CallCount("Device.GetMigMode"); n != fleet.Count() {
+		t.Errorf("a snapshot read the MIG mode %d times, want once per GPU (%d)", n, fleet.Count())
+	}
 	g := snap.Devices[0]
 	if len(g.MIGDevices) != 3 {
 		t.Fatalf("GPU 0 snapshot has %d MIG devices, want 3", len(g.MIGDevices))
