@@ -1,0 +1,575 @@
+package nvgo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nvgo/nvgo/internal/nvmlx"
+)
+
+// DefaultAccumulatorInterval is an Accumulator's tick unless configured: one
+// second, as atopgpud samples.
+const DefaultAccumulatorInterval = time.Second
+
+// DefaultMaxPendingExits bounds the exited processes a Reader holds between
+// two reads unless configured.
+const DefaultMaxPendingExits = 4096
+
+// AccumulatorConfig configures StartAccumulator. The zero value samples every
+// GPU once a second on the system clock.
+type AccumulatorConfig struct {
+	// Interval between ticks; 0 means DefaultAccumulatorInterval.
+	Interval time.Duration
+	// Clock drives the ticks; nil means SystemClock(). Tests pass a fake.
+	Clock Clock
+	// Devices to sample; nil means every GPU of the Library. MIG devices
+	// are not sampled on their own: their processes count on the parent.
+	Devices []*Device
+	// MaxPendingExits bounds the exits a Reader that does not read keeps;
+	// beyond it the oldest are dropped (and counted in Reader.Dropped).
+	// 0 means DefaultMaxPendingExits.
+	MaxPendingExits int
+}
+
+// Accumulator samples GPUs and their processes once per tick into monotonic
+// counters, as atopgpud does, so that any reader can difference them at its
+// own pace (see Delta). It runs until the context given to StartAccumulator
+// ends. Reading it (Counters, Reader.Read) never blocks the sampler and
+// never waits on NVML: each tick publishes an immutable Counters value.
+//
+// Device and per-process utilization come from the driver's sample buffers
+// (nvmlDeviceGetSamples, nvmlDeviceGetProcessUtilization), each read from a
+// cursor at the newest sample seen, so what happened between two ticks is
+// counted; where a GPU keeps no buffer, the instantaneous reading is used.
+//
+// A process is identified by its PID and the tick it was first seen at: one
+// that leaves the GPU's process list is final, and a PID that comes back is
+// a new process with new counters.
+//
+// An Accumulator is safe for concurrent use.
+type Accumulator struct {
+	lib      *Library
+	interval time.Duration
+	clock    Clock
+	maxExits int
+	id       uint64
+
+	cur  atomic.Pointer[Counters]
+	done chan struct{}
+
+	mu      sync.Mutex // guards readers and updated
+	readers map[*Reader]struct{}
+	updated chan struct{} // closed at the next publish
+
+	// Owned by the sampler goroutine.
+	gpus  []*gpuAccum
+	start time.Time
+	ticks uint64
+	miss  uint64
+
+	// afterTick, if set (tests), runs after each publish.
+	afterTick func()
+}
+
+var accumulatorIDs atomic.Uint64
+
+// StartAccumulator takes the first tick now and then samples every interval
+// (drift-free: tick n is due at start + n·interval; a tick that overruns
+// skips the ones it missed) until ctx ends. It fails only when the Library
+// cannot be used (no driver, no GPU) or cfg is invalid; a GPU that fails
+// later keeps its counters and reports the error in GPUCounters.Err.
+func (l *Library) StartAccumulator(ctx context.Context, cfg AccumulatorConfig) (*Accumulator, error) {
+	if cfg.Interval < 0 || cfg.MaxPendingExits < 0 {
+		return nil, fmt.Errorf("nvgo: accumulator: negative interval or MaxPendingExits: %w", ErrInvalidArgument)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	devs := cfg.Devices
+	if devs == nil {
+		var err error
+		if devs, err = l.Devices(); err != nil {
+			return nil, err
+		}
+	}
+	a := &Accumulator{
+		lib:      l,
+		interval: cmpOr(cfg.Interval, DefaultAccumulatorInterval),
+		clock:    cfg.Clock,
+		maxExits: cmpOr(cfg.MaxPendingExits, DefaultMaxPendingExits),
+		id:       accumulatorIDs.Add(1),
+		done:     make(chan struct{}),
+		readers:  map[*Reader]struct{}{},
+		updated:  make(chan struct{}),
+	}
+	if a.clock == nil {
+		a.clock = SystemClock()
+	}
+	for _, d := range devs {
+		if d == nil || d.mig != nil {
+			continue
+		}
+		a.gpus = append(a.gpus, newGPUAccum(d))
+	}
+	a.start = a.clock.Now()
+	a.tick(a.start)
+	go a.run(ctx)
+	return a, nil
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Interval returns the time between ticks.
+func (a *Accumulator) Interval() time.Duration { return a.interval }
+
+// Done is closed once the sampler has stopped (its context ended).
+func (a *Accumulator) Done() <-chan struct{} { return a.done }
+
+// Counters returns the counters as of the latest tick. Exited processes are
+// not in it: read them through a Reader.
+func (a *Accumulator) Counters() Counters { return *a.cur.Load() }
+
+// Updated returns a channel that is closed when the next tick is published.
+func (a *Accumulator) Updated() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.updated
+}
+
+func (a *Accumulator) run(ctx context.Context) {
+	defer close(a.done)
+	for {
+		// Tick k (counting from 0, taken or skipped) is due at start + k·interval.
+		next := a.start.Add(time.Duration(a.ticks+a.miss) * a.interval)
+		t := a.clock.NewTimer(next.Sub(a.clock.Now()))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		now := a.clock.Now()
+		// A tick that overran leaves the ones it missed behind: skip them.
+		if late := uint64(now.Sub(a.start)/a.interval) + 1; late > a.ticks+a.miss+1 {
+			a.miss = late - a.ticks - 1
+		}
+		a.tick(now)
+	}
+}
+
+// tick samples every GPU and publishes the result.
+func (a *Accumulator) tick(now time.Time) {
+	a.ticks++
+	var exits [][]ProcessCounters
+	gpus := make([]GPUCounters, len(a.gpus))
+	for i, g := range a.gpus {
+		gone := g.sample(now)
+		gpus[i] = g.publish()
+		exits = append(exits, gone)
+	}
+	c := &Counters{Start: a.start, Time: now, Ticks: a.ticks, Missed: a.miss, GPUs: gpus, acc: a.id}
+
+	a.mu.Lock()
+	for r := range a.readers {
+		r.deliver(exits)
+	}
+	a.cur.Store(c)
+	close(a.updated)
+	a.updated = make(chan struct{})
+	a.mu.Unlock()
+	if a.afterTick != nil {
+		a.afterTick()
+	}
+}
+
+// Reader reads an Accumulator and receives each exited process once. Exits
+// that happen before the Reader is created are not delivered to it.
+type Reader struct {
+	a       *Accumulator
+	pending [][]ProcessCounters // per GPU, in the accumulator's GPU order
+	n       int
+	dropped uint64
+}
+
+// NewReader returns a Reader that will hand over every process that exits
+// from now on, once.
+func (a *Accumulator) NewReader() *Reader {
+	r := &Reader{a: a, pending: make([][]ProcessCounters, len(a.gpus))}
+	a.mu.Lock()
+	a.readers[r] = struct{}{}
+	a.mu.Unlock()
+	return r
+}
+
+// deliver queues one tick's exits; a.mu is held.
+func (r *Reader) deliver(exits [][]ProcessCounters) {
+	for i, list := range exits {
+		r.pending[i] = append(r.pending[i], list...)
+		r.n += len(list)
+	}
+	for r.n > r.a.maxExits {
+		// Drop the oldest exit of the GPU whose oldest is oldest.
+		j := -1
+		for i, l := range r.pending {
+			if len(l) > 0 && (j < 0 || l[0].LastSeen.Before(r.pending[j][0].LastSeen)) {
+				j = i
+			}
+		}
+		r.pending[j] = r.pending[j][1:]
+		r.n--
+		r.dropped++
+	}
+}
+
+// Read returns the latest counters, with GPUCounters.Exited holding the
+// processes that exited since this Reader's previous Read.
+func (r *Reader) Read() Counters {
+	r.a.mu.Lock()
+	c := *r.a.cur.Load()
+	pending := r.pending
+	if r.n > 0 {
+		r.pending = make([][]ProcessCounters, len(pending))
+		r.n = 0
+	} else {
+		pending = nil
+	}
+	r.a.mu.Unlock()
+	if pending == nil {
+		return c
+	}
+	c.GPUs = slices.Clone(c.GPUs)
+	for i := range c.GPUs {
+		if i < len(pending) {
+			c.GPUs[i].Exited = pending[i]
+		}
+	}
+	return c
+}
+
+// Dropped returns how many exits were dropped because the Reader held
+// MaxPendingExits unread ones.
+func (r *Reader) Dropped() uint64 {
+	r.a.mu.Lock()
+	defer r.a.mu.Unlock()
+	return r.dropped
+}
+
+// Close stops deliveries to the Reader; it is safe to call more than once.
+func (r *Reader) Close() {
+	r.a.mu.Lock()
+	defer r.a.mu.Unlock()
+	delete(r.a.readers, r)
+	r.pending = make([][]ProcessCounters, len(r.pending))
+	r.n = 0
+}
+
+// gpuAccum is the sampler's state for one GPU.
+type gpuAccum struct {
+	d *Device
+	c GPUCounters // Processes and Exited unused here
+
+	gpuCursor, memCursor uint64    // newest device sample seen (µs)
+	lastTick             time.Time // of the previous tick that read the GPU
+	noBuffers            error     // set once the GPU is known to keep no sample buffer
+	procCursor           uint64    // newest process sample seen (µs)
+	procUtilErr          error     // a permanent per-process utilization failure
+	procs                map[uint32]*ProcessCounters
+	order                []uint32 // PIDs by first sight, sorted at publish
+}
+
+func newGPUAccum(d *Device) *gpuAccum {
+	g := &gpuAccum{d: d, procs: map[uint32]*ProcessCounters{}}
+	g.c.Index = d.index
+	g.c.UUID = d.UUID().Or("")
+	g.c.BusID = d.BusID().Or("")
+	g.c.Name = d.Name().Or("")
+	na := NA[Percent](NotReported, errNoSample)
+	g.c.GPUBusy.Last, g.c.MemoryBusy.Last = na, na
+	g.c.MemoryUsed.Last = NA[Bytes](NotReported, errNoSample)
+	g.c.MemoryTotal = NA[Bytes](NotReported, errNoSample)
+	return g
+}
+
+// publish returns an immutable copy of the GPU's counters.
+func (g *gpuAccum) publish() GPUCounters {
+	c := g.c
+	c.Processes = make([]ProcessCounters, 0, len(g.procs))
+	for _, p := range g.procs {
+		c.Processes = append(c.Processes, *p)
+	}
+	slices.SortFunc(c.Processes, func(a, b ProcessCounters) int { return a.PID - b.PID })
+	return c
+}
+
+// sample takes one tick of the GPU and returns the processes that left it.
+func (g *gpuAccum) sample(now time.Time) (exited []ProcessCounters) {
+	h, err := g.d.handle()
+	if err != nil {
+		g.fail(err)
+		return nil
+	}
+	mem, err := h.Memory()
+	if err != nil && errors.Is(err, ErrGPULost) {
+		g.fail(err)
+		return nil
+	}
+	g.c.Err = nil
+	g.c.Samples++
+	if err != nil {
+		v := NA[Bytes](ReasonOf(err), err)
+		g.c.MemoryUsed.add(v)
+		g.c.MemoryTotal = v
+	} else {
+		g.c.MemoryUsed.add(Some(Bytes(mem.Used)))
+		g.c.MemoryTotal = Some(Bytes(mem.Total))
+	}
+	first := g.c.Samples == 1
+	since := uint64(max(g.lastTick.UnixMicro(), 0))
+	g.lastTick = now
+	gpu, memBusy := g.utilization(h, first, since)
+	g.c.GPUBusy.add(gpu)
+	g.c.MemoryBusy.add(memBusy)
+	return g.processes(h, now, first)
+}
+
+// fail records a tick at which the GPU could not be read at all.
+func (g *gpuAccum) fail(err error) {
+	g.c.Err = err
+	r := ReasonOf(err)
+	g.c.GPUBusy.Last = NA[Percent](r, err)
+	g.c.MemoryBusy.Last = NA[Percent](r, err)
+	g.c.MemoryUsed.Last = NA[Bytes](r, err)
+}
+
+// utilization returns the tick's GPU and memory busy percentages: the
+// time-weighted means of the driver's samples newer than the cursors (only
+// the newest on the first tick), else the instantaneous reading.
+func (g *gpuAccum) utilization(h nvmlx.Device, first bool, since uint64) (gpu, mem Value[Percent]) {
+	var gotGPU, gotMem bool
+	if g.noBuffers == nil && g.d.mig == nil {
+		var err error
+		gpu, gotGPU, err = bufferMean(h, nvmlx.SampleGPUUtilization, &g.gpuCursor, first, since)
+		if err == nil {
+			mem, gotMem, err = bufferMean(h, nvmlx.SampleMemoryUtilization, &g.memCursor, first, since)
+		}
+		if err != nil && (errors.Is(err, ErrNotSupported) || errors.Is(err, ErrNoPermission)) {
+			g.noBuffers = err
+		}
+	}
+	if gotGPU && gotMem {
+		return gpu, mem
+	}
+	if g.d.mig != nil {
+		na := NA[Percent](NotSupported, errNotOnMIG)
+		return na, na
+	}
+	u, err := try(g.d, opUtilization, func() (gpuMem, error) {
+		a, b, err := h.Utilization()
+		return gpuMem{a, b}, err
+	})
+	if !gotGPU {
+		gpu = FromErr(Percent(u.gpu), err)
+	}
+	if !gotMem {
+		mem = FromErr(Percent(u.mem), err)
+	}
+	return gpu, mem
+}
+
+// bufferMean reads the samples of kind newer than *cursor and returns their
+// time-weighted mean: each sample stands for the time since the one before
+// it; the first, since the cursor or, before any sample was seen, since the
+// previous tick (since, µs). On the first tick only the newest counts. ok is
+// false when there is no new sample.
+func bufferMean(h nvmlx.Device, kind nvmlx.SampleKind, cursor *uint64, first bool, since uint64) (v Value[Percent], ok bool, err error) {
+	samples, err := h.Samples(kind, *cursor)
+	if err != nil || len(samples) == 0 {
+		return v, false, err
+	}
+	slices.SortFunc(samples, func(a, b nvmlx.Sample) int { return cmpU64(a.Timestamp, b.Timestamp) })
+	newest := samples[len(samples)-1]
+	lower := *cursor
+	*cursor = newest.Timestamp
+	if first {
+		return Some(Percent(newest.Value)), true, nil
+	}
+	if lower == 0 {
+		lower = since
+	}
+	if lower >= samples[0].Timestamp {
+		lower = samples[0].Timestamp // no bound before the first sample: it counts for nothing
+	}
+	var sum, span float64
+	for _, s := range samples {
+		w := float64(s.Timestamp - lower)
+		sum += s.Value * w
+		span += w
+		lower = s.Timestamp
+	}
+	if span == 0 {
+		var mean float64
+		for _, s := range samples {
+			mean += s.Value / float64(len(samples))
+		}
+		return Some(Percent(mean)), true, nil
+	}
+	return Some(Percent(sum / span)), true, nil
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+type gpuMem struct{ gpu, mem uint32 }
+
+// processes merges the GPU's process lists into the counters and returns
+// those that left.
+func (g *gpuAccum) processes(h nvmlx.Device, now time.Time, first bool) []ProcessCounters {
+	compute, errC := h.ComputeProcesses()
+	graphics, errG := h.GraphicsProcesses()
+	if errC != nil && errG != nil {
+		// The lists cannot be read: nobody is known to have left.
+		return nil
+	}
+	type seen struct {
+		typ ProcessType
+		mem uint64
+		has bool
+	}
+	cur := make(map[uint32]*seen, len(compute)+len(graphics))
+	merge := func(list []nvmlx.ProcessInfo, t ProcessType) {
+		for _, pi := range list {
+			s := cur[pi.PID]
+			if s == nil {
+				s = &seen{}
+				cur[pi.PID] = s
+			}
+			s.typ |= t
+			// A C+G process's memory is in its compute entry.
+			if t == ProcessCompute || !s.has {
+				s.mem, s.has = pi.UsedMemory, true
+			}
+		}
+	}
+	merge(compute, ProcessCompute)
+	merge(graphics, ProcessGraphics)
+
+	var exited []ProcessCounters
+	for pid, p := range g.procs {
+		if _, ok := cur[pid]; !ok {
+			p.Exited = true
+			exited = append(exited, *p)
+			delete(g.procs, pid)
+		}
+	}
+	slices.SortFunc(exited, func(a, b ProcessCounters) int { return a.PID - b.PID })
+
+	sm, mu, utilErr := g.processUtilization(h, len(cur) > 0, first)
+	for pid, s := range cur {
+		p := g.procs[pid]
+		if p == nil {
+			p = g.newProcess(pid, now)
+			g.procs[pid] = p
+		}
+		p.LastSeen = now
+		p.Type = s.typ
+		p.Samples++
+		p.GPUMemory.add(processMemory(s.mem))
+		if utilErr != nil {
+			na := NA[Percent](ReasonOf(utilErr), utilErr)
+			p.SMUtilization.add(na)
+			p.MemoryUtilization.add(na)
+			continue
+		}
+		p.SMUtilization.add(Some(sm[pid].mean()))
+		p.MemoryUtilization.add(Some(mu[pid].mean()))
+	}
+	return exited
+}
+
+// newProcess starts the counters of a process first seen now, reading its
+// host identity once. It uses no shared table, so nothing grows with the
+// processes that come and go.
+func (g *gpuAccum) newProcess(pid uint32, now time.Time) *ProcessCounters {
+	p := &ProcessCounters{ProcessKey: ProcessKey{PID: int(pid), Since: now}}
+	var host *HostProcess
+	err := error(nil)
+	if !inHostPIDNamespace() {
+		err = fmt.Errorf("pid %d: %w", pid, ErrOtherPIDNamespace)
+	} else {
+		host, err = NewHostProcess(int(pid))
+	}
+	if err != nil {
+		r := ReasonOf(err)
+		p.Name, p.User, p.CreateTime = NA[string](r, err), NA[string](r, err), NA[time.Time](r, err)
+		return p
+	}
+	p.Name, p.User, p.CreateTime = host.Name(), host.Username(), host.CreateTime()
+	return p
+}
+
+type meanAcc struct {
+	sum float64
+	n   int
+}
+
+func (m meanAcc) mean() Percent {
+	if m.n == 0 {
+		return 0
+	}
+	return Percent(m.sum / float64(m.n))
+}
+
+// processUtilization returns each process's mean SM and memory utilization
+// over its samples newer than the cursor; a process without one was idle.
+func (g *gpuAccum) processUtilization(h nvmlx.Device, anyProcs, first bool) (sm, mem map[uint32]meanAcc, err error) {
+	if g.d.mig != nil {
+		return nil, nil, errNotOnMIG
+	}
+	if g.procUtilErr != nil {
+		return nil, nil, g.procUtilErr
+	}
+	if !anyProcs {
+		return nil, nil, nil
+	}
+	samples, err := h.ProcessUtilization(g.procCursor)
+	if err != nil {
+		if errors.Is(err, ErrNotSupported) {
+			g.procUtilErr = err
+		}
+		return nil, nil, err
+	}
+	newest := g.procCursor
+	for _, s := range samples {
+		newest = max(newest, s.Timestamp)
+	}
+	sm, mem = map[uint32]meanAcc{}, map[uint32]meanAcc{}
+	for _, s := range samples {
+		if first && s.Timestamp+sampleWindow < newest {
+			continue // before the accumulator started
+		}
+		a, b := sm[s.PID], mem[s.PID]
+		a.sum, a.n = a.sum+float64(s.SM), a.n+1
+		b.sum, b.n = b.sum+float64(s.Memory), b.n+1
+		sm[s.PID], mem[s.PID] = a, b
+	}
+	g.procCursor = newest
+	return sm, mem, nil
+}

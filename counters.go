@@ -1,0 +1,300 @@
+package nvgo
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// UtilizationCounter accumulates a percentage, one value per tick.
+//
+// Last is the value of the latest tick, or N/A with the reason it could not
+// be read. Sum adds up the values of the Samples ticks that had one, so
+// Sum/Samples is the average since the accumulator started and Delta gives
+// it over any interval. A metric the GPU has never reported keeps Sum N/A
+// (atop's -1), with the reason; once a value was summed, Sum stays a number
+// and a later failure only leaves the tick out.
+type UtilizationCounter struct {
+	Last    Value[Percent]
+	Sum     Value[float64]
+	Samples uint64
+}
+
+// Mean returns Sum/Samples, or N/A when nothing was summed.
+func (c UtilizationCounter) Mean() Value[Percent] {
+	return meanPercent(c.Sum, c.Samples, c.Last)
+}
+
+// add records one tick's value.
+func (c *UtilizationCounter) add(v Value[Percent]) {
+	c.Last = v
+	p, ok := v.Get()
+	if !ok {
+		if c.Samples == 0 {
+			c.Sum = NA[float64](v.Reason(), v.Err())
+		}
+		return
+	}
+	c.Sum = Some(c.Sum.Or(0) + float64(p))
+	c.Samples++
+}
+
+// MemoryCounter accumulates a memory size, one value per tick, like
+// UtilizationCounter. SumKiB is in KiB (as atop counts), so it cannot
+// overflow in any plausible lifetime.
+type MemoryCounter struct {
+	Last    Value[Bytes]
+	SumKiB  Value[uint64]
+	Samples uint64
+}
+
+// Mean returns the average size over the summed ticks, or N/A when nothing
+// was summed.
+func (c MemoryCounter) Mean() Value[Bytes] {
+	return meanBytes(c.SumKiB, c.Samples, c.Last)
+}
+
+func (c *MemoryCounter) add(v Value[Bytes]) {
+	c.Last = v
+	b, ok := v.Get()
+	if !ok {
+		if c.Samples == 0 {
+			c.SumKiB = NA[uint64](v.Reason(), v.Err())
+		}
+		return
+	}
+	c.SumKiB = Some(c.SumKiB.Or(0) + uint64(b)/1024)
+	c.Samples++
+}
+
+var errNoSample = fmt.Errorf("no sample in the interval: %w", ErrNotReported)
+
+func meanPercent(sum Value[float64], n uint64, last Value[Percent]) Value[Percent] {
+	s, ok := sum.Get()
+	switch {
+	case !ok:
+		return NA[Percent](sum.Reason(), sum.Err())
+	case n == 0 && last.IsNA():
+		return NA[Percent](last.Reason(), last.Err())
+	case n == 0:
+		return NA[Percent](NotReported, errNoSample)
+	}
+	return Some(Percent(s / float64(n)))
+}
+
+func meanBytes(sumKiB Value[uint64], n uint64, last Value[Bytes]) Value[Bytes] {
+	s, ok := sumKiB.Get()
+	switch {
+	case !ok:
+		return NA[Bytes](sumKiB.Reason(), sumKiB.Err())
+	case n == 0 && last.IsNA():
+		return NA[Bytes](last.Reason(), last.Err())
+	case n == 0:
+		return NA[Bytes](NotReported, errNoSample)
+	}
+	return Some(Bytes(s * 1024 / n))
+}
+
+// Counters is everything an Accumulator has counted since it started, as of
+// one tick. It is a value: keep it, and hand it to Delta with a later one to
+// get the averages in between.
+type Counters struct {
+	// Start is when the accumulator started; Time is the latest tick.
+	Start, Time time.Time
+	// Ticks is how many ticks were taken; Missed how many were skipped
+	// because a tick overran its interval.
+	Ticks, Missed uint64
+	// GPUs are in the order of their NVML index.
+	GPUs []GPUCounters
+
+	acc uint64 // the accumulator's identity, for Delta
+}
+
+// GPUCounters are one GPU's counters.
+type GPUCounters struct {
+	Index int
+	UUID  string
+	// BusID is NVML's form, e.g. "00000000:17:00.0"; Name is the product name.
+	BusID, Name string
+
+	// Samples is how many ticks read the GPU (all but those that failed as
+	// a whole, e.g. while the GPU was lost).
+	Samples uint64
+	// GPUBusy is the percentage of time a kernel ran; MemoryBusy the
+	// percentage of time device memory was read or written. Each tick's
+	// value is the time-weighted mean of the driver's samples since the
+	// previous tick, so activity between ticks counts.
+	GPUBusy, MemoryBusy UtilizationCounter
+	// MemoryUsed is the device memory in use; MemoryTotal its size.
+	MemoryUsed  MemoryCounter
+	MemoryTotal Value[Bytes]
+
+	// Err is why the latest tick could not read the GPU (e.g. ErrGPULost);
+	// nil when it could. The counters keep what they had.
+	Err error
+
+	// Processes are those on the GPU at the latest tick, by PID.
+	Processes []ProcessCounters
+	// Exited are the processes that left the GPU since the previous read,
+	// with their final counters. Only Reader.Read fills it, and each exit
+	// reaches each Reader once.
+	Exited []ProcessCounters
+}
+
+// ProcessKey identifies one process on one GPU across ticks: its PID and the
+// tick it was first seen at. A PID reused by a new process gets a new key.
+type ProcessKey struct {
+	PID   int
+	Since time.Time
+}
+
+// ProcessCounters are one process's counters on one GPU.
+type ProcessCounters struct {
+	ProcessKey
+	// LastSeen is the latest tick the process was on the GPU.
+	LastSeen time.Time
+	// Exited is set once the process has left the GPU.
+	Exited bool
+	Type   ProcessType
+	// Name, User and CreateTime are read from the host once, when the
+	// process is first seen.
+	Name, User Value[string]
+	CreateTime Value[time.Time]
+
+	// Samples is how many ticks saw the process.
+	Samples uint64
+	// GPUMemory is the device memory it used.
+	GPUMemory MemoryCounter
+	// SMUtilization and MemoryUtilization are its share of the GPU's SM and
+	// memory-interface time: the mean of its driver samples since the
+	// previous tick, 0 when it had none (it was idle).
+	SMUtilization, MemoryUtilization UtilizationCounter
+}
+
+// GPU returns the counters of the GPU with NVML index i.
+func (c Counters) GPU(i int) (GPUCounters, bool) {
+	for _, g := range c.GPUs {
+		if g.Index == i {
+			return g, true
+		}
+	}
+	return GPUCounters{}, false
+}
+
+// Interval is what happened between two Counters: averages per GPU and per
+// process. Build one with Delta.
+type Interval struct {
+	Start, End time.Time
+	// Ticks is how many ticks fell in the interval.
+	Ticks uint64
+	GPUs  []GPUInterval
+}
+
+// Duration is End - Start.
+func (iv Interval) Duration() time.Duration { return iv.End.Sub(iv.Start) }
+
+// GPUInterval is one GPU's averages over an interval.
+type GPUInterval struct {
+	Index       int
+	UUID        string
+	BusID, Name string
+	Samples     uint64
+	GPUBusy     Value[Percent]
+	MemoryBusy  Value[Percent]
+	MemoryUsed  Value[Bytes]
+	MemoryTotal Value[Bytes]
+	Err         error
+	// Processes holds every process seen in the interval, those that
+	// exited in it included (Exited set), by PID.
+	Processes []ProcessInterval
+}
+
+// ProcessInterval is one process's averages on one GPU over an interval.
+type ProcessInterval struct {
+	ProcessKey
+	Exited     bool
+	Type       ProcessType
+	Name, User Value[string]
+	// Samples is how many ticks in the interval saw the process; times the
+	// tick interval, it is how long the process held the GPU.
+	Samples           uint64
+	GPUMemory         Value[Bytes]
+	SMUtilization     Value[Percent]
+	MemoryUtilization Value[Percent]
+}
+
+// ErrForeignCounters is returned by Delta for Counters of two different
+// accumulators, or a "previous" one that is newer than the current one.
+var ErrForeignCounters = errors.New("nvgo: counters are not from the same accumulator, in order")
+
+// Delta returns the averages between prev and cur, two Counters of the same
+// accumulator with prev not newer. The zero Counters as prev means "since
+// the accumulator started". A process in cur but not in prev started in the
+// interval; one in cur.Exited left in it.
+func Delta(prev, cur Counters) (Interval, error) {
+	zero := prev.acc == 0 && prev.Ticks == 0
+	if !zero && (prev.acc != cur.acc || prev.Ticks > cur.Ticks) {
+		return Interval{}, ErrForeignCounters
+	}
+	iv := Interval{Start: prev.Time, End: cur.Time, Ticks: cur.Ticks - prev.Ticks}
+	if zero {
+		iv.Start = cur.Start
+	}
+	for _, g := range cur.GPUs {
+		p, _ := prev.GPU(g.Index)
+		iv.GPUs = append(iv.GPUs, gpuDelta(p, g))
+	}
+	return iv, nil
+}
+
+func gpuDelta(p, c GPUCounters) GPUInterval {
+	out := GPUInterval{
+		Index: c.Index, UUID: c.UUID, BusID: c.BusID, Name: c.Name,
+		Samples:     c.Samples - p.Samples,
+		GPUBusy:     utilDelta(p.GPUBusy, c.GPUBusy),
+		MemoryBusy:  utilDelta(p.MemoryBusy, c.MemoryBusy),
+		MemoryUsed:  memDelta(p.MemoryUsed, c.MemoryUsed),
+		MemoryTotal: c.MemoryTotal,
+		Err:         c.Err,
+	}
+	before := make(map[ProcessKey]*ProcessCounters, len(p.Processes))
+	for i := range p.Processes {
+		before[p.Processes[i].ProcessKey] = &p.Processes[i]
+	}
+	add := func(list []ProcessCounters) {
+		for i := range list {
+			pc := &list[i]
+			var old ProcessCounters
+			if o := before[pc.ProcessKey]; o != nil {
+				old = *o
+			}
+			out.Processes = append(out.Processes, ProcessInterval{
+				ProcessKey: pc.ProcessKey, Exited: pc.Exited, Type: pc.Type,
+				Name: pc.Name, User: pc.User,
+				Samples:           pc.Samples - old.Samples,
+				GPUMemory:         memDelta(old.GPUMemory, pc.GPUMemory),
+				SMUtilization:     utilDelta(old.SMUtilization, pc.SMUtilization),
+				MemoryUtilization: utilDelta(old.MemoryUtilization, pc.MemoryUtilization),
+			})
+		}
+	}
+	add(c.Processes)
+	add(c.Exited)
+	return out
+}
+
+func utilDelta(p, c UtilizationCounter) Value[Percent] {
+	s, ok := c.Sum.Get()
+	if !ok {
+		return NA[Percent](c.Sum.Reason(), c.Sum.Err())
+	}
+	return meanPercent(Some(s-p.Sum.Or(0)), c.Samples-p.Samples, c.Last)
+}
+
+func memDelta(p, c MemoryCounter) Value[Bytes] {
+	s, ok := c.SumKiB.Get()
+	if !ok {
+		return NA[Bytes](c.SumKiB.Reason(), c.SumKiB.Err())
+	}
+	return meanBytes(Some(s-p.SumKiB.Or(0)), c.Samples-p.Samples, c.Last)
+}
