@@ -78,6 +78,12 @@ func (d *device) wire() {
 	d.GetMPSComputeRunningProcessesFunc = d.getMPSComputeRunningProcesses
 	d.GetProcessUtilizationFunc = d.getProcessUtilization
 	d.GetSamplesFunc = d.getSamples
+	d.GetAccountingModeFunc = d.getAccountingMode
+	d.SetAccountingModeFunc = d.setAccountingMode
+	d.GetAccountingPidsFunc = d.getAccountingPids
+	d.GetAccountingStatsFunc = d.getAccountingStats
+	d.GetAccountingBufferSizeFunc = d.getAccountingBufferSize
+	d.ClearAccountingPidsFunc = d.clearAccountingPids
 	d.g.f.wireDevice(d)
 }
 

@@ -74,6 +74,25 @@
 //     is NOT_SUPPORTED on the A100, as on GA100.
 //   - A lost GPU (GPU.Lose) answers ERROR_GPU_IS_LOST from every method, and
 //     the DeviceGetHandleBy… functions return its handle with that code.
+//   - Accounting (GPUSpec.Accounting, GPU.SetAccountingMode,
+//     SetAccountingMode) keeps a record per process that runs on the GPU
+//     itself while the mode is on, in a circular buffer of
+//     GetAccountingBufferSize records (4000) that evicts the oldest. A
+//     record starts when the process starts, or when accounting is turned
+//     on if later; its GpuUtilization and MemoryUtilization are the exact
+//     time-weighted means of the process's SM and memory percentages over
+//     that lifetime (integrated at every SetProcessUtilization,
+//     Fleet.Advance and StopProcess), rounded to the nearest percent, halves
+//     up; MaxMemoryUsage is the largest UsedMemory seen (SetProcessMemory),
+//     NotAvailable if none was; Time is 0 and IsRunning 1 while it runs,
+//     then the lifetime in whole ms, rounded down. A stopped process's
+//     record stays until evicted or ClearAccountingPids; a reused PID gets
+//     a new record, and GetAccountingStats answers the newest.
+//     GetAccountingPids lists each PID once. Turning accounting off deletes
+//     every record; while it is off GetAccountingPids, GetAccountingStats
+//     and ClearAccountingPids answer NOT_SUPPORTED, as NVML does; an
+//     unknown PID answers NOT_FOUND. MIG device handles answer
+//     NOT_SUPPORTED, and processes on MIG devices are not accounted.
 //
 // # MIG
 //
@@ -138,6 +157,9 @@
 //	                     GetMPSComputeRunningProcesses
 //	process_utilization  GetProcessUtilization
 //	field_values         GetFieldValues
+//	accounting           GetAccountingMode, SetAccountingMode, GetAccountingPids,
+//	                     GetAccountingStats, GetAccountingBufferSize,
+//	                     ClearAccountingPids
 //
 // Fleet.Calls counts calls by function: library-level methods by name
 // ("DeviceGetCount"), device methods with a "Device." prefix
@@ -217,6 +239,7 @@
 //	errors               object    metric → NVML error name it answers, e.g.
 //	                               {"temperature": "NO_PERMISSION"}
 //	lost                 bool      the GPU fell off the bus (false)
+//	accounting           bool      per-process accounting on (false)
 //	processes            [object]  running processes; replaces a preset's
 //	                               (those of its MIG devices stay)
 //
@@ -256,3 +279,5 @@
 // record the arguments of every call; a fleet polled for hours keeps those
 // records in memory.
 package fakegpu
+
+//go:generate go run ./internal/gennorecord

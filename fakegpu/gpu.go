@@ -50,6 +50,8 @@ type GPU struct {
 	procs            []*proc // on the GPU and on its MIG devices
 	migs             [maxMigDevices]*MIG
 	migGen           [maxMigDevices]int // MIG devices created per slot so far
+	accounting       bool
+	acct             []*acctRecord // accounting records, oldest first
 }
 
 // newGPU returns an idle GPU for a resolved spec.
@@ -72,6 +74,7 @@ func newGPU(f *Fleet, index int, spec GPUSpec) *GPU {
 		nvLinks:     spec.NVLinks,
 		unsupported: make(map[string]bool),
 		fails:       make(map[string]nvml.Return),
+		accounting:  spec.Accounting,
 	}
 	if !spec.HasFan {
 		for _, m := range metricMethods["fan_speed"] {
@@ -367,6 +370,7 @@ func (g *GPU) advanceLocked(d time.Duration) {
 		if p.busy() {
 			p.sampleAt(ts)
 		}
+		g.observeLocked(p)
 	}
 }
 

@@ -47,6 +47,7 @@ var metricMethods = map[string][]string{
 	"processes":           {"GetComputeRunningProcesses", "GetGraphicsRunningProcesses", "GetMPSComputeRunningProcesses"},
 	"process_utilization": {"GetProcessUtilization"},
 	"field_values":        {"GetFieldValues"},
+	"accounting":          {"GetAccountingMode", "SetAccountingMode", "GetAccountingPids", "GetAccountingStats", "GetAccountingBufferSize", "ClearAccountingPids"},
 }
 
 // MetricNames returns the metric names that GPU.Unsupported, GPU.Fail and

@@ -80,6 +80,7 @@ type proc struct {
 	sampleMem uint32
 	sampleEnc uint32
 	sampleDec uint32
+	acct      *acctRecord // its accounting record; nil when not accounted
 }
 
 func (p *proc) busy() bool {
@@ -140,15 +141,22 @@ func (g *GPU) startLocked(p Process, m *MIG) error {
 		np.sampleAt(g.f.nowMicrosLocked())
 	}
 	g.procs = append(g.procs, np)
+	g.accountLocked(np)
 	return nil
 }
 
 // StopProcess ends the process with this PID on the GPU or one of its MIG
-// devices; its utilization samples go with it. It does nothing if there is
-// no such process.
+// devices; its utilization samples go with it, its accounting record stays.
+// It does nothing if there is no such process.
 func (g *GPU) StopProcess(pid uint32) {
 	g.update(func() {
-		g.procs = slices.DeleteFunc(g.procs, func(p *proc) bool { return p.PID == pid })
+		g.procs = slices.DeleteFunc(g.procs, func(p *proc) bool {
+			if p.PID != pid {
+				return false
+			}
+			g.endAccountingLocked(p)
+			return true
+		})
 	})
 }
 
@@ -165,6 +173,19 @@ func (g *GPU) SetProcessUtilization(pid, sm, mem, enc, dec uint32) {
 		}
 		p.SM, p.Mem, p.Enc, p.Dec = pct(sm), pct(mem), pct(enc), pct(dec)
 		p.sampleAt(g.f.nowMicrosLocked())
+		g.observeLocked(p)
+	})
+}
+
+// SetProcessMemory sets a running process's GPU memory in bytes (or
+// NotAvailable), as it allocates or frees; its accounting record keeps the
+// largest figure. It does nothing if there is no such process.
+func (g *GPU) SetProcessMemory(pid uint32, bytes uint64) {
+	g.update(func() {
+		if p := g.procLocked(pid); p != nil {
+			p.UsedMemory = bytes
+			g.observeLocked(p)
+		}
 	})
 }
 

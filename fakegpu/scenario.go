@@ -74,6 +74,7 @@ type scenarioGPU struct {
 	Errors            json.RawMessage `json:"errors"`
 	Lost              *bool           `json:"lost"`
 	Processes         json.RawMessage `json:"processes"`
+	Accounting        *bool           `json:"accounting"`
 }
 
 // scenarioClocks is "clocks" or "max_clocks".
@@ -596,6 +597,7 @@ func (p *gpuPlan) overrideSpec(s *GPUSpec) error {
 		s.MIGEnabled = *r.MIGMode == 1
 	}
 	setIf(&s.MIGEnabled, r.MIGEnabled)
+	setIf(&s.Accounting, r.Accounting)
 	switch {
 	case p.hasMIGs:
 		s.MIGDevices = p.migs
@@ -718,8 +720,15 @@ func (p *gpuPlan) apply(g *GPU) error {
 		applyClocks(&g.clocks, p.clocks)
 		applyClocks(&g.maxClocks, p.maxClocks)
 		if p.hasProcs {
-			// Those of the GPU itself; its MIG devices keep theirs.
-			g.procs = slices.DeleteFunc(g.procs, func(pr *proc) bool { return pr.mig == nil })
+			// Those of the GPU itself; its MIG devices keep theirs. The
+			// replaced ones never ran, so they leave no accounting record.
+			g.procs = slices.DeleteFunc(g.procs, func(pr *proc) bool {
+				if pr.mig != nil {
+					return false
+				}
+				g.forgetAccountingLocked(pr)
+				return true
+			})
 		}
 	})
 	for i, proc := range p.procs {

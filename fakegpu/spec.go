@@ -69,6 +69,12 @@ type GPUSpec struct {
 	// MIGEnabled. GPU.AddMIGDevice and GPU.RemoveMIGDevice change them
 	// later; GPU.Spec keeps reporting the starting layout, resolved.
 	MIGDevices []MIGSpec
+	// Accounting starts the GPU with per-process accounting on
+	// (GPU.SetAccountingMode changes it later).
+	Accounting bool
+	// AccountingBufferSize is how many accounting records the GPU keeps
+	// (GetAccountingBufferSize); zero means DefaultAccountingBufferSize.
+	AccountingBufferSize int
 }
 
 // model is a named set of GPUSpec defaults.
@@ -133,6 +139,8 @@ func ModelSpec(name string) (GPUSpec, error) {
 		IdlePower:      m.idle,
 		MaxClocks:      m.maxClocks,
 		NVLinks:        m.nvlinks,
+
+		AccountingBufferSize: DefaultAccountingBufferSize,
 	}, nil
 }
 
@@ -166,6 +174,9 @@ func (s GPUSpec) Validate() error {
 	}
 	if is := s.firstMIGIssue(); is != nil {
 		return fmt.Errorf("fakegpu: %s", is.describe("GPUSpec.MIGDevices", "MIG devices need MIGEnabled"))
+	}
+	if s.AccountingBufferSize < 0 {
+		return fmt.Errorf("fakegpu: GPUSpec.AccountingBufferSize: want a positive size (or 0 for %d), got %d", DefaultAccountingBufferSize, s.AccountingBufferSize)
 	}
 	return nil
 }
@@ -243,6 +254,9 @@ func (s GPUSpec) resolve(seed string, index int) GPUSpec {
 	}
 	if r.NVLinks <= 0 || r.NVLinks > nvml.NVLINK_MAX_LINKS {
 		r.NVLinks = base.NVLinks
+	}
+	if r.AccountingBufferSize <= 0 {
+		r.AccountingBufferSize = base.AccountingBufferSize
 	}
 	if r.UUID == "" || !validUUID(r.UUID) {
 		r.UUID = deriveUUID(seed, index)

@@ -189,6 +189,34 @@ type Device interface {
 	ComputeInstanceID() (int, error)
 	// MIGAttributes describes a MIG device's share of its parent.
 	MIGAttributes() (MIGAttributes, error)
+
+	// AccountingMode reports whether per-process accounting is on.
+	AccountingMode() (bool, error)
+	// SetAccountingMode turns accounting on or off (root only; turning it
+	// off clears every record).
+	SetAccountingMode(on bool) error
+	// AccountingPIDs lists the processes, running or ended, that have a
+	// record; nverr.ErrNotSupported while accounting is off.
+	AccountingPIDs() ([]uint32, error)
+	// AccountingStats returns the latest record of pid: nverr.ErrNotFound
+	// when there is none, nverr.ErrNotSupported while accounting is off.
+	AccountingStats(pid uint32) (AccountingStats, error)
+	// AccountingBufferSize is how many records the driver's circular
+	// buffer holds.
+	AccountingBufferSize() (int, error)
+}
+
+// AccountingStats is one process's accounting record (nvmlAccountingStats_t).
+// The utilizations are averages over the process's accounted lifetime.
+type AccountingStats struct {
+	GPUUtilization, MemoryUtilization uint32 // percent
+	// MaxMemoryUsage in bytes; NotAvailable when the driver has no value.
+	MaxMemoryUsage uint64
+	// Time is how long the process ran, in ms; 0 while it runs.
+	Time uint64
+	// StartTime is when the process started, in µs since the Unix epoch.
+	StartTime uint64
+	IsRunning bool
 }
 
 // SampleKind names one of the driver's sample buffers (nvmlSamplingType_t).

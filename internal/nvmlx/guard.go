@@ -45,6 +45,8 @@ var symbols = []string{
 	"nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlDeviceIsMigDeviceHandle",
 	"nvmlDeviceGetDeviceHandleFromMigDeviceHandle", "nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId",
 	"nvmlDeviceGetAttributes", "nvmlDeviceGetSamples",
+	"nvmlDeviceGetAccountingMode", "nvmlDeviceSetAccountingMode", "nvmlDeviceGetAccountingPids",
+	"nvmlDeviceGetAccountingStats", "nvmlDeviceGetAccountingBufferSize",
 }
 
 type backend struct {
@@ -586,4 +588,51 @@ func (d *device) Samples(kind SampleKind, lastSeen uint64) (out []Sample, err er
 		return r
 	})
 	return out, err
+}
+
+func (d *device) AccountingMode() (on bool, err error) {
+	err = d.b.call("nvmlDeviceGetAccountingMode", func() nvml.Return {
+		s, r := d.h.GetAccountingMode()
+		on = s == nvml.FEATURE_ENABLED
+		return r
+	})
+	return on, err
+}
+
+func (d *device) SetAccountingMode(on bool) error {
+	mode := nvml.FEATURE_DISABLED
+	if on {
+		mode = nvml.FEATURE_ENABLED
+	}
+	return d.b.call("nvmlDeviceSetAccountingMode", func() nvml.Return { return d.h.SetAccountingMode(mode) })
+}
+
+func (d *device) AccountingPIDs() (out []uint32, err error) {
+	err = d.b.call("nvmlDeviceGetAccountingPids", func() nvml.Return {
+		l, r := d.h.GetAccountingPids()
+		out = make([]uint32, len(l))
+		for i, pid := range l {
+			out[i] = uint32(pid)
+		}
+		return r
+	})
+	return out, err
+}
+
+func (d *device) AccountingStats(pid uint32) (a AccountingStats, err error) {
+	err = d.b.call("nvmlDeviceGetAccountingStats", func() nvml.Return {
+		s, r := d.h.GetAccountingStats(pid)
+		a = AccountingStats{
+			GPUUtilization: s.GpuUtilization, MemoryUtilization: s.MemoryUtilization,
+			MaxMemoryUsage: s.MaxMemoryUsage, Time: s.Time, StartTime: s.StartTime,
+			IsRunning: s.IsRunning != 0,
+		}
+		return r
+	})
+	return a, err
+}
+
+func (d *device) AccountingBufferSize() (n int, err error) {
+	err = d.b.call("nvmlDeviceGetAccountingBufferSize", func() (r nvml.Return) { n, r = d.h.GetAccountingBufferSize(); return })
+	return n, err
 }
