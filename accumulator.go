@@ -285,7 +285,10 @@ type gpuAccum struct {
 	procCursor           uint64    // newest process sample seen (µs)
 	procUtilErr          error     // a permanent per-process utilization failure
 	procs                map[uint32]*ProcessCounters
-	order                []uint32 // PIDs by first sight, sorted at publish
+	order                []uint32 // the PIDs of procs, sorted
+	seen                 map[uint32]*seenProcess
+	util                 map[uint32]procUtil
+	acctOff              Value[ProcessAccounting] // why accounting is N/A this tick
 }
 
 func newGPUAccum(d *Device) *gpuAccum {
@@ -304,11 +307,10 @@ func newGPUAccum(d *Device) *gpuAccum {
 // publish returns an immutable copy of the GPU's counters.
 func (g *gpuAccum) publish() GPUCounters {
 	c := g.c
-	c.Processes = make([]ProcessCounters, 0, len(g.procs))
-	for _, p := range g.procs {
-		c.Processes = append(c.Processes, *p)
+	c.Processes = make([]ProcessCounters, len(g.order))
+	for i, pid := range g.order {
+		c.Processes[i] = *g.procs[pid]
 	}
-	slices.SortFunc(c.Processes, func(a, b ProcessCounters) int { return a.PID - b.PID })
 	return c
 }
 
@@ -439,6 +441,16 @@ func cmpU64(a, b uint64) int {
 
 type gpuMem struct{ gpu, mem uint32 }
 
+// seenProcess is one process in the lists of one tick.
+type seenProcess struct {
+	typ ProcessType
+	mem uint64
+	has bool
+}
+
+// procUtil is one process's utilization samples of one tick.
+type procUtil struct{ sm, mem meanAcc }
+
 // processes merges the GPU's process lists into the counters and returns
 // those that left.
 func (g *gpuAccum) processes(h nvmlx.Device, now time.Time, first bool) []ProcessCounters {
@@ -448,18 +460,16 @@ func (g *gpuAccum) processes(h nvmlx.Device, now time.Time, first bool) []Proces
 		// The lists cannot be read: nobody is known to have left.
 		return nil
 	}
-	type seen struct {
-		typ ProcessType
-		mem uint64
-		has bool
+	if g.seen == nil {
+		g.seen = map[uint32]*seenProcess{}
 	}
-	cur := make(map[uint32]*seen, len(compute)+len(graphics))
+	clear(g.seen)
 	merge := func(list []nvmlx.ProcessInfo, t ProcessType) {
 		for _, pi := range list {
-			s := cur[pi.PID]
+			s := g.seen[pi.PID]
 			if s == nil {
-				s = &seen{}
-				cur[pi.PID] = s
+				s = &seenProcess{}
+				g.seen[pi.PID] = s
 			}
 			s.typ |= t
 			// A C+G process's memory is in its compute entry.
@@ -471,37 +481,85 @@ func (g *gpuAccum) processes(h nvmlx.Device, now time.Time, first bool) []Proces
 	merge(compute, ProcessCompute)
 	merge(graphics, ProcessGraphics)
 
+	acct := g.accounting()
 	var exited []ProcessCounters
+	changed := false
 	for pid, p := range g.procs {
-		if _, ok := cur[pid]; !ok {
+		if _, ok := g.seen[pid]; !ok {
 			p.Exited = true
+			if acct {
+				p.Accounting = g.processAccounting(p) // the final record
+			}
 			exited = append(exited, *p)
 			delete(g.procs, pid)
+			changed = true
 		}
 	}
 	slices.SortFunc(exited, func(a, b ProcessCounters) int { return a.PID - b.PID })
 
-	sm, mu, utilErr := g.processUtilization(h, len(cur) > 0, first)
-	for pid, s := range cur {
+	util, utilErr := g.processUtilization(h, len(g.seen) > 0, first)
+	for pid, s := range g.seen {
 		p := g.procs[pid]
 		if p == nil {
 			p = g.newProcess(pid, now)
 			g.procs[pid] = p
+			changed = true
 		}
 		p.LastSeen = now
 		p.Type = s.typ
 		p.Samples++
 		p.GPUMemory.add(processMemory(s.mem))
+		if acct {
+			p.Accounting = g.processAccounting(p)
+		} else {
+			p.Accounting = g.acctOff
+		}
 		if utilErr != nil {
 			na := NA[Percent](ReasonOf(utilErr), utilErr)
 			p.SMUtilization.add(na)
 			p.MemoryUtilization.add(na)
 			continue
 		}
-		p.SMUtilization.add(Some(sm[pid].mean()))
-		p.MemoryUtilization.add(Some(mu[pid].mean()))
+		u := util[pid]
+		p.SMUtilization.add(Some(u.sm.mean()))
+		p.MemoryUtilization.add(Some(u.mem.mean()))
+	}
+	if changed {
+		g.order = g.order[:0]
+		for pid := range g.procs {
+			g.order = append(g.order, pid)
+		}
+		slices.Sort(g.order)
 	}
 	return exited
+}
+
+// accounting reads whether the GPU's accounting mode is on; when it is
+// not, g.acctOff says why.
+func (g *gpuAccum) accounting() bool {
+	mode := g.d.AccountingMode()
+	if on, ok := mode.Get(); ok && bool(on) {
+		return true
+	}
+	if on, ok := mode.Get(); ok && !bool(on) {
+		err := fmt.Errorf("%s: %w: %w", g.d.label(), ErrAccountingOff, ErrNotSupported)
+		g.acctOff = NA[ProcessAccounting](NotSupported, err)
+	} else {
+		g.acctOff = NA[ProcessAccounting](mode.Reason(), mode.Err())
+	}
+	return false
+}
+
+// processAccounting reads p's accounting record, refusing one that belongs
+// to an earlier process with the same PID.
+func (g *gpuAccum) processAccounting(p *ProcessCounters) Value[ProcessAccounting] {
+	v := g.d.ProcessAccounting(p.PID)
+	a, ok := v.Get()
+	if created, known := p.CreateTime.Get(); ok && known && a.StartTime.Before(created.Add(-accountingStartSlack)) {
+		err := fmt.Errorf("%s: pid %d: the accounting record is an earlier process's with the same PID: %w", g.d.label(), p.PID, ErrProcessGone)
+		return NA[ProcessAccounting](ProcessGone, err)
+	}
+	return v
 }
 
 // newProcess starts the counters of a process first seen now, reading its
@@ -539,37 +597,40 @@ func (m meanAcc) mean() Percent {
 
 // processUtilization returns each process's mean SM and memory utilization
 // over its samples newer than the cursor; a process without one was idle.
-func (g *gpuAccum) processUtilization(h nvmlx.Device, anyProcs, first bool) (sm, mem map[uint32]meanAcc, err error) {
+func (g *gpuAccum) processUtilization(h nvmlx.Device, anyProcs, first bool) (map[uint32]procUtil, error) {
 	if g.d.mig != nil {
-		return nil, nil, errNotOnMIG
+		return nil, errNotOnMIG
 	}
 	if g.procUtilErr != nil {
-		return nil, nil, g.procUtilErr
+		return nil, g.procUtilErr
 	}
+	if g.util == nil {
+		g.util = map[uint32]procUtil{}
+	}
+	clear(g.util)
 	if !anyProcs {
-		return nil, nil, nil
+		return g.util, nil
 	}
 	samples, err := h.ProcessUtilization(g.procCursor)
 	if err != nil {
 		if errors.Is(err, ErrNotSupported) {
 			g.procUtilErr = err
 		}
-		return nil, nil, err
+		return nil, err
 	}
 	newest := g.procCursor
 	for _, s := range samples {
 		newest = max(newest, s.Timestamp)
 	}
-	sm, mem = map[uint32]meanAcc{}, map[uint32]meanAcc{}
 	for _, s := range samples {
 		if first && s.Timestamp+sampleWindow < newest {
 			continue // before the accumulator started
 		}
-		a, b := sm[s.PID], mem[s.PID]
-		a.sum, a.n = a.sum+float64(s.SM), a.n+1
-		b.sum, b.n = b.sum+float64(s.Memory), b.n+1
-		sm[s.PID], mem[s.PID] = a, b
+		u := g.util[s.PID]
+		u.sm.sum, u.sm.n = u.sm.sum+float64(s.SM), u.sm.n+1
+		u.mem.sum, u.mem.n = u.mem.sum+float64(s.Memory), u.mem.n+1
+		g.util[s.PID] = u
 	}
 	g.procCursor = newest
-	return sm, mem, nil
+	return g.util, nil
 }

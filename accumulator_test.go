@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ type fleetClock struct {
 }
 
 type fleetTimer struct {
+	clock   *fleetClock
 	at      time.Time
 	c       chan time.Time
 	stopped bool
@@ -31,8 +33,11 @@ type fleetTimer struct {
 
 func (t *fleetTimer) C() <-chan time.Time { return t.c }
 func (t *fleetTimer) Stop() bool {
+	t.clock.mu.Lock()
+	defer t.clock.mu.Unlock()
 	was := !t.stopped
 	t.stopped = true
+	t.clock.timers = slices.DeleteFunc(t.clock.timers, func(o *fleetTimer) bool { return o == t })
 	return was
 }
 
@@ -41,7 +46,7 @@ func (c *fleetClock) Now() time.Time { return c.fleet.Now() }
 func (c *fleetClock) NewTimer(d time.Duration) nvgo.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := &fleetTimer{at: c.fleet.Now().Add(d), c: make(chan time.Time, 1)}
+	t := &fleetTimer{clock: c, at: c.fleet.Now().Add(d), c: make(chan time.Time, 1)}
 	if d <= 0 {
 		t.c <- c.fleet.Now()
 		return t
@@ -50,11 +55,22 @@ func (c *fleetClock) NewTimer(d time.Duration) nvgo.Timer {
 	return t
 }
 
+// Advance first waits for the sampler to arm its timer, so the timer's
+// deadline is computed before the clock moves (as it would be in real time),
+// then moves the clock and fires what fell due.
 func (c *fleetClock) Advance(d time.Duration) {
-	c.fleet.Advance(d)
-	now := c.fleet.Now()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		armed := len(c.timers) > 0
+		c.mu.Unlock()
+		if armed || time.Now().After(deadline) {
+			break
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.fleet.Advance(d)
+	now := c.fleet.Now()
 	kept := c.timers[:0]
 	for _, t := range c.timers {
 		switch {
@@ -463,5 +479,37 @@ func TestAccumulatorBadInput(t *testing.T) {
 	cancel()
 	if _, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: err = %v, want context.Canceled", err)
+	}
+}
+
+// With accounting on, each process carries its accounting record, and an
+// exited one its final record.
+func TestAccumulatorAccounting(t *testing.T) {
+	fleet := twoH100()
+	g0 := fleet.GPU(0)
+	g0.SetAccountingMode(true)
+	must(t, g0.StartProcess(fakegpu.Process{PID: 900, UsedMemory: 1 << 30, SM: 40, Mem: 10}))
+	must(t, fleet.GPU(1).StartProcess(fakegpu.Process{PID: 901, UsedMemory: 1 << 30, SM: 40}))
+	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
+	rd := r.acc.NewReader()
+	defer rd.Close()
+	c := r.tick(time.Second)
+	a, ok := procOf(t, gpuOf(t, c, 0), 900).Accounting.Get()
+	if !ok || !a.Running || a.GPUUtilization != 40 || a.MemoryUtilization != 10 {
+		t.Errorf("running pid 900: accounting %+v (ok %v), want running at 40%% SM, 10%% memory", a, ok)
+	}
+	off := procOf(t, gpuOf(t, c, 1), 901).Accounting
+	if off.Reason() != nvgo.NotSupported || !errors.Is(off.Err(), nvgo.ErrAccountingOff) {
+		t.Errorf("pid 901 on a GPU without accounting: %v (%v), want N/A wrapping ErrAccountingOff", off, off.Err())
+	}
+	g0.StopProcess(900)
+	r.tick(time.Second)
+	ex := gpuOf(t, rd.Read(), 0).Exited
+	if len(ex) != 1 {
+		t.Fatalf("exited = %v, want pid 900", ex)
+	}
+	a, ok = ex[0].Accounting.Get()
+	if rt, known := a.RunningTime.Get(); !ok || a.Running || !known || rt != time.Second {
+		t.Errorf("exited pid 900: final accounting %+v (ok %v), want not running, 1s", a, ok)
 	}
 }

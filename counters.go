@@ -169,6 +169,11 @@ type ProcessCounters struct {
 	// memory-interface time: the mean of its driver samples since the
 	// previous tick, 0 when it had none (it was idle).
 	SMUtilization, MemoryUtilization UtilizationCounter
+	// Accounting is the driver's accounting record of the process (its
+	// lifetime figures) as of the latest tick, and for an exited process
+	// its final record; N/A while accounting mode is off (see
+	// Device.SetAccountingMode).
+	Accounting Value[ProcessAccounting]
 }
 
 // GPU returns the counters of the GPU with NVML index i.
@@ -221,6 +226,9 @@ type ProcessInterval struct {
 	GPUMemory         Value[Bytes]
 	SMUtilization     Value[Percent]
 	MemoryUtilization Value[Percent]
+	// Accounting is the process's latest accounting record (lifetime
+	// figures, not the interval's).
+	Accounting Value[ProcessAccounting]
 }
 
 // ErrForeignCounters is returned by Delta for Counters of two different
@@ -275,6 +283,7 @@ func gpuDelta(p, c GPUCounters) GPUInterval {
 				GPUMemory:         memDelta(old.GPUMemory, pc.GPUMemory),
 				SMUtilization:     utilDelta(old.SMUtilization, pc.SMUtilization),
 				MemoryUtilization: utilDelta(old.MemoryUtilization, pc.MemoryUtilization),
+				Accounting:        pc.Accounting,
 			})
 		}
 	}
