@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+)
+
+// defaultListen is where atop connects: IPv4 loopback, port 59123, fixed in
+// atop's gpucom.c.
+const defaultListen = "127.0.0.1:59123"
+
+const usage = `usage: atopgpud [-v] [--listen ADDR] [--interval DURATION] [--simulate NAME|FILE]
+
+A drop-in replacement for atop's GPU daemon (atopgpud), built on nvgo. It
+samples every NVIDIA GPU once a second into cumulative counters (busy %,
+memory, and per process GPU memory) and serves them to atop over TCP, so
+that atop shows GPU figures averaged over its own interval. It runs in the
+foreground; stop it with SIGINT or SIGTERM.
+
+Use it with atop:
+  atopgpud &                 # or as a systemd service
+  atop -k                    # Debian's atop 2.8.1 connects only with -k
+  atop -k -P GPU,PRE 5       # parseable GPU and per-process GPU lines
+  atopsar -g 5               # GPU report (connects without -k)
+
+atop connects to 127.0.0.1:59123 only, once, when it starts: start the
+daemon first. Run it as root to get per-process GPU and memory busy
+percentages (it turns accounting mode on); otherwise atop shows them as
+N/A. Figures a GPU does not report are sent as -1 (N/A in atop).
+
+options:
+  -v                    log debug messages (to stderr)
+  --listen ADDR         TCP address to listen on (default 127.0.0.1:59123)
+  --interval DURATION   time between samples (default 1s, what atop assumes)
+  --simulate NAME|FILE  serve a fake GPU fleet: dgx-a100, dgx-h100, dgx-h200,
+                        dgx-b200, dgx-a100-mig, dgx-h100-mig, or a scenario
+                        JSON file (see the README)
+  -h, --help            show this help
+
+exit status: 0 stopped by a signal, or no NVIDIA driver or GPU (as atopgpud);
+             1 cannot listen, or a bad --simulate file; 2 bad arguments
+`
+
+// errHelp asks for the usage on stdout.
+var errHelp = errors.New("help")
+
+type options struct {
+	verbose  bool
+	listen   string
+	interval time.Duration
+	simulate string
+}
+
+// parseArgs reads the flags; both -flag and --flag work, as does
+// --flag=value.
+func parseArgs(args []string) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("atopgpud", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.BoolVar(&o.verbose, "v", false, "")
+	fs.StringVar(&o.listen, "listen", defaultListen, "")
+	fs.DurationVar(&o.interval, "interval", time.Second, "")
+	fs.StringVar(&o.simulate, "simulate", "", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errHelp
+		}
+		return nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case o.interval < 10*time.Millisecond:
+		return nil, fmt.Errorf("--interval %s: want at least 10ms", o.interval)
+	case o.listen == "":
+		return nil, fmt.Errorf("--listen needs an address, e.g. %s", defaultListen)
+	}
+	if isSet(fs, "simulate") && o.simulate == "" {
+		return nil, fmt.Errorf("--simulate needs a preset name or a scenario file")
+	}
+	return o, nil
+}
+
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}

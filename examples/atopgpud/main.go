@@ -1,0 +1,116 @@
+// Command atopgpud is a drop-in replacement for atop's GPU daemon, built
+// only on nvgo's public API. atop cannot average a GPU's busy percentage
+// over its own interval, because the driver reports only the latest second;
+// so a daemon samples every GPU once a second into cumulative counters and
+// atop takes their differences. This one keeps them with an nvgo
+// Accumulator and serves them on 127.0.0.1:59123, speaking the same wire
+// protocol (version 1) as upstream's Python daemon: what atop 2.8.1 to 2.12
+// expect.
+//
+//	atopgpud [-v] [--listen ADDR] [--interval DURATION] [--simulate NAME|FILE]
+//
+// Then, with Debian's atop 2.8.1 (which connects only when asked):
+//
+//	atop -k                  # GPU lines, and per-process GPU use with 'e'
+//	atop -k -P GPU,PRE 5     # the same, parseable
+//	atopsar -g 5             # connects without -k
+//
+// The protocol: atop opens one connection when it starts and sends
+// two-byte requests, a command and the API version. 'T' is answered with
+// the GPU inventory, "N@busid name tasks…", and 'S', once per atop
+// interval, with each GPU's counters,
+//
+//	@gpupercnow mempercnow memtotKiB memusedKiB samples gpuperccum memperccum memusedcumKiB
+//
+// each followed by "#A pid gpubusy membusy timems memnowKiB memcumKiB
+// sample" for its running processes and "#E …" for those that exited since
+// the client's previous 'S'. Every reply starts with the 4-byte big-endian
+// header (1<<24 | body length); atop rejects a body over 8192 bytes, so
+// process entries are dropped to fit (see statsBody for which). -1 means
+// that the GPU does not report the figure; atop shows N/A.
+//
+// The per-process busy percentages come from the driver's accounting mode,
+// which the daemon turns on at start when it runs as root (as upstream
+// does, and it leaves it on); otherwise they are -1. With no NVIDIA driver
+// or no GPU it logs one line and exits 0, as atopgpud does, so that a
+// service unit on a machine without GPUs does not fail.
+//
+// --simulate serves a fake fleet (nvgo's fakegpu), whose clock the daemon
+// moves in step with real time, for trying atop without a GPU.
+//
+// Exit status: 0 when stopped by SIGINT or SIGTERM, or with no NVIDIA
+// driver or GPU; 1 when it cannot listen or a --simulate file is bad; 2 on
+// bad arguments.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/nvgo/nvgo"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseArgs(args)
+	if errors.Is(err, errHelp) {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "atopgpud: %v\n\n%s", err, usage)
+		return 2
+	}
+	level := slog.LevelInfo
+	if opts.verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	lib, clock, err := open(opts.simulate, log)
+	if err != nil && opts.simulate != "" {
+		log.Error("cannot simulate", "err", err)
+		return 1
+	}
+	if err != nil {
+		return fail(log, err)
+	}
+	defer lib.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	d, err := startDaemon(ctx, lib, config{listen: opts.listen, interval: opts.interval, clock: clock, log: log})
+	if err != nil {
+		return fail(log, err)
+	}
+	if err := d.serve(ctx); err != nil {
+		log.Error("serving failed", "err", err)
+		return 1
+	}
+	log.Info("stopped")
+	return 0
+}
+
+// fail logs why the daemon cannot run and returns its exit status: 0 when
+// there is no NVIDIA driver or GPU, as upstream atopgpud exits.
+func fail(log *slog.Logger, err error) int {
+	switch {
+	case nvgo.IsNVMLUnavailable(err):
+		log.Info("no usable NVIDIA driver; nothing to serve", "err", err)
+		return 0
+	case errors.Is(err, errNoGPU):
+		log.Info("no NVIDIA GPU found; nothing to serve")
+		return 0
+	}
+	log.Error("cannot start", "err", err)
+	return 1
+}

@@ -1,0 +1,511 @@
+//go:build cgo
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/fakegpu"
+)
+
+// The daemon is tested whole, on fake fleets, over real loopback
+// connections to an ephemeral port.
+
+// stepClock is an nvgo.Clock that moves only with step, which also moves
+// the fleet's clock (so its sample buffers fill) and fires the timers due.
+type stepClock struct {
+	fleet  *fakegpu.Fleet
+	mu     sync.Mutex
+	timers []*stepTimer
+}
+
+type stepTimer struct {
+	at      time.Time
+	c       chan time.Time
+	stopped bool
+}
+
+func (t *stepTimer) C() <-chan time.Time { return t.c }
+func (t *stepTimer) Stop() bool {
+	was := !t.stopped
+	t.stopped = true
+	return was
+}
+
+func (c *stepClock) Now() time.Time { return c.fleet.Now() }
+
+func (c *stepClock) NewTimer(d time.Duration) nvgo.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &stepTimer{at: c.fleet.Now().Add(d), c: make(chan time.Time, 1)}
+	c.timers = append(c.timers, t)
+	if d <= 0 {
+		t.c <- t.at
+	}
+	return t
+}
+
+func (c *stepClock) step(d time.Duration) {
+	c.fleet.Advance(d)
+	now := c.fleet.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		switch {
+		case t.stopped:
+		case !t.at.After(now):
+			t.c <- now
+		default:
+			kept = append(kept, t)
+		}
+	}
+	c.timers = kept
+}
+
+// testLog is where the daemons under test log; -v shows it.
+func testLog(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// daemonRig is a daemon over a fake fleet, serving until the test ends.
+type daemonRig struct {
+	t     *testing.T
+	fleet *fakegpu.Fleet
+	clock *stepClock // nil: real time
+	d     *daemon
+	stop  context.CancelFunc
+	done  chan error
+}
+
+// startRig starts a daemon on fleet at listen ("127.0.0.1:0" for an
+// ephemeral port). A nil clock steps only with rig.tick; otherwise the
+// daemon ticks every interval on its own. configure, if not nil, runs on
+// the server before it serves.
+func startRig(t *testing.T, fleet *fakegpu.Fleet, listen string, clock nvgo.Clock, interval time.Duration, configure func(*server)) (*daemonRig, error) {
+	t.Helper()
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lib.Close() })
+	r := &daemonRig{t: t, fleet: fleet, done: make(chan error, 1)}
+	if clock == nil {
+		r.clock = &stepClock{fleet: fleet}
+		clock = r.clock
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.d, err = startDaemon(ctx, lib, config{listen: listen, interval: interval, clock: clock, log: testLog(t)})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if configure != nil {
+		configure(r.d.srv)
+	}
+	r.stop = cancel
+	go func() { r.done <- r.d.serve(ctx) }()
+	t.Cleanup(r.shutdown)
+	return r, nil
+}
+
+// shutdown stops the daemon and checks that it stopped cleanly.
+func (r *daemonRig) shutdown() {
+	r.stop()
+	select {
+	case err := <-r.done:
+		if err != nil {
+			r.t.Errorf("serve: %v", err)
+		}
+		r.done <- err // for a second shutdown
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("the daemon did not stop within 10s of its context's end")
+	}
+	if n := r.d.srv.clients(); n != 0 {
+		r.t.Errorf("%d connections still open after shutdown", n)
+	}
+}
+
+// tick moves the step clock one interval and waits for the tick.
+func (r *daemonRig) tick() {
+	r.t.Helper()
+	ch := r.d.acc.Updated()
+	r.clock.step(r.d.acc.Interval())
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("no tick within 10s")
+	}
+}
+
+// client is an atop-like client of a rig.
+type client struct {
+	t *testing.T
+	c net.Conn
+	r *bufio.Reader
+}
+
+func (r *daemonRig) dial() *client {
+	r.t.Helper()
+	c, err := net.DialTimeout("tcp", r.d.addr(), 5*time.Second)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { c.Close() })
+	return &client{t: r.t, c: c, r: bufio.NewReader(c)}
+}
+
+// ask sends a request and returns the reply's body.
+func (c *client) ask(cmd byte) (string, error) {
+	c.c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.c.Write([]byte{cmd, apiVersion}); err != nil {
+		return "", err
+	}
+	var hdr [4]byte
+	if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
+		return "", err
+	}
+	h := binary.BigEndian.Uint32(hdr[:])
+	if v, n := h>>24, h&0xFFFFFF; v != apiVersion || n > maxBody {
+		return "", fmt.Errorf("header version %d length %d", v, n)
+	}
+	body := make([]byte, h&0xFFFFFF)
+	_, err := io.ReadFull(c.r, body)
+	return string(body), err
+}
+
+func (c *client) types() [][3]string {
+	c.t.Helper()
+	body, err := c.ask(requestTypes)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	e, err := parseTypes(body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return e
+}
+
+func (c *client) stats() []gpuStats {
+	c.t.Helper()
+	body, err := c.ask(requestStats)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	s, err := parseStats(body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return s
+}
+
+// entries lists the process entries of an S reply as "A pid@gpu".
+func entries(s []gpuStats) []string {
+	var out []string
+	for i, g := range s {
+		for _, p := range g.procs {
+			out = append(out, fmt.Sprintf("%c %d@%d", p.state, p.vals[0], i))
+		}
+	}
+	return out
+}
+
+func TestDaemonAnswersFromTheAccumulatorsCounters(t *testing.T) {
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"}, fakegpu.GPUSpec{Model: "a100"})
+	fleet.GPU(0).SetUtilization(37, 12)
+	fleet.GPU(1).Unsupported("utilization", "GetSamples")
+	if err := fleet.GPU(0).StartProcess(fakegpu.Process{PID: 4242, UsedMemory: gib, SM: 40, Mem: 10}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := startRig(t, fleet, "127.0.0.1:0", nil, time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.dial()
+	memTot := [2]uint64{fleet.GPU(0).Spec().MemoryTotal / 1024, fleet.GPU(1).Spec().MemoryTotal / 1024}
+	wantTypes := fmt.Sprintf("2@%s NVIDIA_H100_80GB_HBM3 3@%s %s 3", fleet.GPU(0).BusID(), fleet.GPU(1).BusID(), strings.ReplaceAll(fleet.GPU(1).Name(), " ", "_"))
+	if body, err := c.ask(requestTypes); err != nil || body != wantTypes {
+		t.Fatalf("T reply %q, %v; want %q", body, err, wantTypes)
+	}
+	// The accumulator took its first tick at start; the accounting record
+	// of pid 4242 started when the daemon turned accounting on.
+	for n := 1; n <= 3; n++ {
+		want := fmt.Sprintf("@37 12 %d 1048576 %d %d %d %d#A 4242 40 10 0 1048576 %d %d@-1 -1 %d 0 %d -1 -1 0",
+			memTot[0], n, 37*n, 12*n, 1048576*n, 1048576*n, n, memTot[1], n)
+		if body, err := c.ask(requestStats); err != nil || body != want {
+			t.Fatalf("S reply after %d ticks:\n  %s (%v)\nwant\n  %s", n, body, err, want)
+		}
+		r.tick()
+	}
+}
+
+func TestExitedProcessesReachEachConnectionOnce(t *testing.T) {
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"}, fakegpu.GPUSpec{Model: "h100"})
+	for _, pid := range []uint32{100, 200} {
+		if err := fleet.GPU(1).StartProcess(fakegpu.Process{PID: pid, UsedMemory: gib, SM: 50, Mem: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := startRig(t, fleet, "127.0.0.1:0", nil, time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	early, idle := r.dial(), r.dial()
+	early.types()
+	idle.types() // connected before the exit, asks only later
+	if got := entries(early.stats()); strings.Join(got, ",") != "A 100@1,A 200@1" {
+		t.Fatalf("before the exit: %v", got)
+	}
+	r.tick()
+	fleet.GPU(1).StopProcess(100) // after 1 s of accounting
+	r.tick()
+	late := r.dial()
+	late.types() // connected after the exit
+
+	// The exit, with its final accounting record and counters: 2 ticks of
+	// 1 GiB.
+	const exit = "E 100 50 5 1000 1048576 2097152 2"
+	tests := []struct {
+		name   string
+		client *client
+		want   []string // the process entries of each S reply
+	}{
+		{name: "a client connected before the exit sees it once", client: early, want: []string{"A 200@1,E 100@1", "A 200@1"}},
+		{name: "a client that asks late still sees it, once", client: idle, want: []string{"A 200@1,E 100@1", "A 200@1"}},
+		{name: "a client connected after the exit never sees it", client: late, want: []string{"A 200@1", "A 200@1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for i, want := range tt.want {
+				s := tt.client.stats()
+				if got := strings.Join(entries(s), ","); got != want {
+					t.Errorf("S reply %d: %s, want %s", i+1, got, want)
+				}
+				for _, p := range s[1].procs {
+					if got := fmt.Sprintf("%c %v", p.state, strings.Trim(fmt.Sprint(p.vals), "[]")); p.state == 'E' && got != exit {
+						t.Errorf("S reply %d: exit entry %q, want %q", i+1, got, exit)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestDaemonServesManyClientsAtOnce(t *testing.T) {
+	fleet, err := fakegpu.Preset("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := startRig(t, fleet, "127.0.0.1:0", newFleetClock(fleet), 20*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := r.d.addr()
+	// Each kind of client does its thing and reports what went wrong.
+	kinds := []struct {
+		name string
+		run  func(c net.Conn) error
+	}{
+		{"an atop-like client", func(c net.Conn) error {
+			cl := &client{t: t, c: c, r: bufio.NewReader(c)}
+			body, err := cl.ask(requestTypes)
+			if err != nil {
+				return err
+			}
+			if e, err := parseTypes(body); err != nil || len(e) != 8 {
+				return fmt.Errorf("T reply %q: %v", body, err)
+			}
+			for range 5 {
+				body, err := cl.ask(requestStats)
+				if err != nil {
+					return err
+				}
+				if s, err := parseStats(body); err != nil || len(s) != 8 {
+					return fmt.Errorf("S reply %q: %v", body, err)
+				}
+			}
+			return nil
+		}},
+		{"a slow reader", func(c net.Conn) error {
+			c.SetDeadline(time.Now().Add(30 * time.Second))
+			if _, err := c.Write([]byte("S\x01")); err != nil {
+				return err
+			}
+			var reply []byte
+			b := make([]byte, 1)
+			for len(reply) < 4 || len(reply) < 4+int(binary.BigEndian.Uint32(reply)&0xFFFFFF) {
+				if _, err := io.ReadFull(c, b); err != nil {
+					return err
+				}
+				reply = append(reply, b[0])
+				time.Sleep(time.Millisecond)
+			}
+			body, _, err := splitReply(reply)
+			if err != nil {
+				return err
+			}
+			_, err = parseStats(string(body))
+			return err
+		}},
+		{"a client that disconnects mid-reply", func(c net.Conn) error {
+			if _, err := c.Write([]byte("S\x01S\x01S\x01")); err != nil {
+				return err
+			}
+			_, err := io.ReadFull(c, make([]byte, 3))
+			return err
+		}},
+		{"a client that disconnects mid-request", func(c net.Conn) error {
+			_, err := c.Write([]byte("S"))
+			return err
+		}},
+		{"a client that sends garbage and is closed", func(c net.Conn) error {
+			c.SetDeadline(time.Now().Add(30 * time.Second))
+			if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+				return err
+			}
+			if n, err := c.Read(make([]byte, 1)); err == nil {
+				return fmt.Errorf("got %d bytes, want the connection closed", n)
+			}
+			return nil
+		}},
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k := kinds[i%len(kinds)]
+			c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+			if err != nil {
+				errs <- fmt.Errorf("client %d (%s): %v", i, k.name, err)
+				return
+			}
+			defer c.Close()
+			if err := k.run(c); err != nil {
+				errs <- fmt.Errorf("client %d (%s): %v", i, k.name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	// A fresh client is served as if nothing had happened.
+	c := r.dial()
+	types := c.types()
+	if len(types) != 8 || types[0][0] != fleet.GPU(0).BusID() || types[0][1] != "NVIDIA_H100_80GB_HBM3" {
+		t.Errorf("T reply after the crowd: %v", types)
+	}
+	s := c.stats()
+	if len(s) != 8 || s[0].vals[0] != 97 || len(s[0].procs) != 1 || s[0].procs[0].vals[0] != 4194401 {
+		t.Errorf("S reply after the crowd: %+v", s)
+	}
+}
+
+func TestAClientThatDoesNotReadIsDroppedWithoutHarmingOthers(t *testing.T) {
+	fleet, err := fakegpu.Preset("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := startRig(t, fleet, "127.0.0.1:0", nil, time.Second, func(s *server) {
+		s.writeTimeout = 200 * time.Millisecond
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled := r.dial()
+	// Far more replies than the socket buffers hold, never read.
+	go stalled.c.Write([]byte(strings.Repeat("S\x01", 200_000)))
+
+	other := r.dial()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		start := time.Now()
+		if s := other.stats(); len(s) != 8 {
+			t.Fatalf("S reply with %d GPUs", len(s))
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("a reply took %s while another client stalled", d)
+		}
+		if r.d.srv.clients() == 1 {
+			break // the stalled one was dropped
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled client was not dropped within 20s (%d clients)", r.d.srv.clients())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.tick() // the accumulator goes on
+	if s := other.stats(); s[0].vals[4] != 2 {
+		t.Errorf("samples = %d after a second tick, want 2", s[0].vals[4])
+	}
+}
+
+func TestAClientThatStopsMidRequestIsDropped(t *testing.T) {
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+	r, err := startRig(t, fleet, "127.0.0.1:0", nil, time.Second, func(s *server) {
+		s.requestTimeout = 100 * time.Millisecond
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.dial()
+	if _, err := c.c.Write([]byte("S")); err != nil {
+		t.Fatal(err)
+	}
+	c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Errorf("read after half a request: %v, want EOF (closed by the daemon)", err)
+	}
+}
+
+func TestShutdownClosesEveryConnectionAndEndsEveryGoroutine(t *testing.T) {
+	before := runtime.NumGoroutine()
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+	r, err := startRig(t, fleet, "127.0.0.1:0", nil, time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []*client
+	for range 5 {
+		c := r.dial()
+		c.types()
+		cs = append(cs, c)
+	}
+	r.shutdown()
+	for i, c := range cs {
+		c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+			t.Errorf("client %d: read after shutdown: %v, want EOF", i, err)
+		}
+	}
+	if _, err := net.DialTimeout("tcp", r.d.addr(), time.Second); err == nil {
+		t.Error("the daemon still accepts connections after shutdown")
+	}
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines before the daemon, %d after it stopped:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+	}
+}
