@@ -1,6 +1,7 @@
 package nvgo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,7 +54,6 @@ type AccumulatorConfig struct {
 //
 // An Accumulator is safe for concurrent use.
 type Accumulator struct {
-	lib      *Library
 	interval time.Duration
 	clock    Clock
 	maxExits int
@@ -71,9 +71,6 @@ type Accumulator struct {
 	start time.Time
 	ticks uint64
 	miss  uint64
-
-	// afterTick, if set (tests), runs after each publish.
-	afterTick func()
 }
 
 var accumulatorIDs atomic.Uint64
@@ -81,8 +78,9 @@ var accumulatorIDs atomic.Uint64
 // StartAccumulator takes the first tick now and then samples every interval
 // (drift-free: tick n is due at start + n·interval; a tick that overruns
 // skips the ones it missed) until ctx ends. It fails only when the Library
-// cannot be used (no driver, no GPU) or cfg is invalid; a GPU that fails
-// later keeps its counters and reports the error in GPUCounters.Err.
+// cannot be used (no driver), ctx has ended or cfg is invalid; on a machine
+// with no GPU the counters are empty. A GPU that fails later keeps its
+// counters and reports the error in GPUCounters.Err.
 func (l *Library) StartAccumulator(ctx context.Context, cfg AccumulatorConfig) (*Accumulator, error) {
 	if cfg.Interval < 0 || cfg.MaxPendingExits < 0 {
 		return nil, fmt.Errorf("nvgo: accumulator: negative interval or MaxPendingExits: %w", ErrInvalidArgument)
@@ -98,10 +96,9 @@ func (l *Library) StartAccumulator(ctx context.Context, cfg AccumulatorConfig) (
 		}
 	}
 	a := &Accumulator{
-		lib:      l,
-		interval: cmpOr(cfg.Interval, DefaultAccumulatorInterval),
+		interval: cmp.Or(cfg.Interval, DefaultAccumulatorInterval),
 		clock:    cfg.Clock,
-		maxExits: cmpOr(cfg.MaxPendingExits, DefaultMaxPendingExits),
+		maxExits: cmp.Or(cfg.MaxPendingExits, DefaultMaxPendingExits),
 		id:       accumulatorIDs.Add(1),
 		done:     make(chan struct{}),
 		readers:  map[*Reader]struct{}{},
@@ -120,14 +117,6 @@ func (l *Library) StartAccumulator(ctx context.Context, cfg AccumulatorConfig) (
 	a.tick(a.start)
 	go a.run(ctx)
 	return a, nil
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // Interval returns the time between ticks.
@@ -188,9 +177,6 @@ func (a *Accumulator) tick(now time.Time) {
 	close(a.updated)
 	a.updated = make(chan struct{})
 	a.mu.Unlock()
-	if a.afterTick != nil {
-		a.afterTick()
-	}
 }
 
 // Reader reads an Accumulator and receives each exited process once. Exits
