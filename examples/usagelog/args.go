@@ -1,0 +1,167 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+const mainUsage = `usage: usagelog [run] [flags]     log per-process GPU usage to daily CSVs
+       usagelog report [flags]    per-user GPU-hours per day, as a table or SVG
+       usagelog help [run|report]
+
+Run "usagelog run --help" or "usagelog report --help" for the flags.
+Exit status: 0 ok (run: also stopped by SIGINT or SIGTERM), 1 no usable
+NVIDIA driver, a bad --simulate file or an I/O error, 2 bad arguments.
+`
+
+const runUsage = `usage: usagelog run [--interval 5m] [--dir DIR] [--tick 1s] [--simulate NAME|FILE] [-v]
+
+Samples every GPU each tick and, every --interval, appends one row per
+(user, PID, GPU) seen in the interval to DIR/YYYY-MM-DD.csv (the local date
+of the interval's end):
+
+  Timestamp,User,PID,GPU Number,GPU Usage,Seconds,GPU Memory MiB,Memory Usage,Interval Seconds,GPU UUID
+
+GPU Usage is the process's mean SM utilization (%) over the interval, not
+one reading. Intervals end on multiples of --interval from local midnight.
+A restart records the time nothing was measured in DIR/gaps.csv. SIGINT or
+SIGTERM writes the interval in progress (its real length) and exits 0.
+
+flags:
+  --interval DURATION   time between rows (default 5m); a whole number of ticks
+  --dir DIR             log directory (default $HOME/gpu_stats)
+  --tick DURATION       the accumulator's sampling period: whole seconds, up
+                        to 1m (default 1s)
+  --simulate NAME|FILE  use a fake GPU fleet: dgx-a100, dgx-h100, dgx-h200,
+                        dgx-b200, dgx-a100-mig, dgx-h100-mig, or a scenario
+                        JSON file; its clock follows real time
+  -v                    debug logging (one line per interval written)
+  -h, --help            show this help
+`
+
+const reportUsage = `usage: usagelog report [--dir DIR] [--from DATE] [--to DATE] [--quota USER=HOURS,...] [--svg FILE]
+
+Sums the daily CSVs per user per day: busy GPU-hours (GPU Usage/100 × time),
+GPU-hours held (time on a GPU, busy or not) and GPU memory GiB-hours, against
+an optional daily quota of busy GPU-hours, and lists the gaps in the log.
+Malformed rows are skipped with a warning naming FILE:LINE.
+
+flags:
+  --dir DIR             log directory (default $HOME/gpu_stats)
+  --from DATE           first day: YYYY-MM-DD, today or yesterday (default: the
+                        first day logged, or --to)
+  --to DATE             last day (default: the last day logged, or today)
+  --quota LIST          daily quotas of busy GPU-hours, e.g. alice=4,bob=2.5;
+                        *=HOURS sets everyone else's
+  --svg FILE            also draw the report as an SVG chart
+  --legacy-row DURATION time one row of the original five columns stands for
+                        (its timer's period; default 5m)
+  -h, --help            show this help
+`
+
+var errHelp = errors.New("help")
+
+// usageError is a bad argument: exit status 2.
+type usageError struct{ error }
+
+type runOptions struct {
+	dir            string
+	interval, tick time.Duration
+	simulate       string
+	verbose        bool
+}
+
+type reportOptions struct {
+	dir, from, to string
+	quotas        quotas
+	svg           string
+	legacyRow     time.Duration
+}
+
+// newFlagSet returns a FlagSet that reports errors to the caller only.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parse runs fs over args and rejects positional arguments.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
+// defaultDir is $HOME/gpu_stats, where the original service wrote.
+func defaultDir() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, "gpu_stats")
+}
+
+func parseRunArgs(args []string) (*runOptions, error) {
+	o := &runOptions{}
+	fs := newFlagSet("run")
+	fs.StringVar(&o.dir, "dir", defaultDir(), "")
+	fs.DurationVar(&o.interval, "interval", 5*time.Minute, "")
+	fs.DurationVar(&o.tick, "tick", time.Second, "")
+	fs.StringVar(&o.simulate, "simulate", "", "")
+	fs.BoolVar(&o.verbose, "v", false, "")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.dir == "":
+		return nil, usageError{errors.New("--dir: $HOME is not set; name a directory")}
+	case o.tick < time.Second || o.tick > time.Minute || o.tick%time.Second != 0:
+		// Rows are stamped in whole seconds: with whole-second ticks, two
+		// intervals (each at least a tick) never share a Timestamp.
+		return nil, usageError{fmt.Errorf("--tick %v: want whole seconds, 1s to 1m", o.tick)}
+	case o.interval < o.tick || o.interval > 24*time.Hour:
+		return nil, usageError{fmt.Errorf("--interval %v: want --tick (%v) to 24h", o.interval, o.tick)}
+	case o.interval%o.tick != 0:
+		return nil, usageError{fmt.Errorf("--interval %v is not a whole number of ticks of %v", o.interval, o.tick)}
+	}
+	return o, nil
+}
+
+func parseReportArgs(args []string) (*reportOptions, error) {
+	o := &reportOptions{}
+	var quota string
+	fs := newFlagSet("report")
+	fs.StringVar(&o.dir, "dir", defaultDir(), "")
+	fs.StringVar(&o.from, "from", "", "")
+	fs.StringVar(&o.to, "to", "", "")
+	fs.StringVar(&quota, "quota", "", "")
+	fs.StringVar(&o.svg, "svg", "", "")
+	fs.DurationVar(&o.legacyRow, "legacy-row", 5*time.Minute, "")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if o.dir == "" {
+		return nil, usageError{errors.New("--dir: $HOME is not set; name a directory")}
+	}
+	if o.legacyRow <= 0 {
+		return nil, usageError{fmt.Errorf("--legacy-row %v: want a positive duration", o.legacyRow)}
+	}
+	var err error
+	if o.quotas, err = parseQuotas(quota); err != nil {
+		return nil, usageError{err}
+	}
+	return o, nil
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nvgo/nvgo"
+)
+
+// logConfig configures logUsage.
+type logConfig struct {
+	dir      string
+	interval time.Duration // between rows
+	tick     time.Duration // the accumulator's
+	clock    nvgo.Clock
+	loc      *time.Location // of the daily files' dates and the interval grid
+	log      *slog.Logger
+
+	// ready, if set (tests), is called once the accumulator runs and the
+	// baseline is read.
+	ready func(*nvgo.Accumulator)
+	// wrote, if set (tests), is called after each interval is handled.
+	wrote func(nvgo.Interval)
+}
+
+// logger appends intervals to a log directory.
+type logger struct {
+	logConfig
+	resume  resume // where the directory left off; Last advances with each interval
+	dropped uint64 // exits the reader dropped, as last logged
+	gpuErrs map[int]string
+}
+
+// logUsage runs the usage log until ctx ends: it repairs and reconciles
+// the directory, starts an accumulator, appends one row per process to the
+// day's CSV at every interval end, and when ctx ends writes the interval
+// in progress (with its real length) and returns nil. It returns an error
+// when the directory cannot be used or the accumulator cannot start.
+func logUsage(ctx context.Context, lib *nvgo.Library, cfg logConfig) error {
+	if err := os.MkdirAll(cfg.dir, 0o755); err != nil {
+		return err
+	}
+	lock, err := lockDir(cfg.dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	l := &logger{logConfig: cfg, gpuErrs: map[int]string{}}
+	if l.resume, err = l.recover(); err != nil {
+		return err
+	}
+
+	if err := l.alignToTick(ctx); err != nil {
+		return nil // stopped before starting: nothing was measured
+	}
+	// The sampler stops when ctx ends, or when logUsage returns early.
+	accCtx, stopAcc := context.WithCancel(ctx)
+	defer stopAcc()
+	acc, err := lib.StartAccumulator(accCtx, nvgo.AccumulatorConfig{Interval: l.tick, Clock: l.clock})
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		stopAcc()
+		<-acc.Done()
+	}()
+	reader := acc.NewReader()
+	defer reader.Close()
+	prev := reader.Read()
+	l.log.Info("logging GPU usage", "dir", l.dir, "interval", l.interval, "tick", l.tick, "gpus", len(prev.GPUs), "start", prev.Time.Format(time.RFC3339))
+	if err := l.recordGap(prev.Time); err != nil {
+		return err
+	}
+	if l.ready != nil {
+		l.ready(acc)
+	}
+
+	for {
+		next := nextBoundary(prev.Time, l.interval, l.loc)
+		cur, ok := l.waitFor(ctx, acc, reader, next)
+		if !ok {
+			break
+		}
+		if err := l.writeInterval(reader, prev, cur); err != nil {
+			return err
+		}
+		prev = cur
+	}
+	// The sampler stops with ctx; its last tick ends the partial interval.
+	<-acc.Done()
+	cur := reader.Read()
+	if cur.Ticks > prev.Ticks {
+		if err := l.writeInterval(reader, prev, cur); err != nil {
+			return err
+		}
+	}
+	l.log.Info("stopped", "last_interval_end", l.resume.Last.Format(time.RFC3339))
+	return nil
+}
+
+// recover repairs torn last lines (a crash in the middle of a write) and
+// works out where the directory left off.
+func (l *logger) recover() (resume, error) {
+	files, err := dataFiles(l.dir)
+	if err != nil {
+		return resume{}, err
+	}
+	repair := []string{filepath.Join(l.dir, gapsName)}
+	if len(files) > 0 {
+		// Only the newest file is ever appended to.
+		repair = append(repair, files[len(files)-1].Path)
+	}
+	for _, p := range repair {
+		cut, err := repairTail(p)
+		if err != nil {
+			return resume{}, fmt.Errorf("repair %s: %w", p, err)
+		}
+		if cut != nil {
+			l.log.Warn("cut a torn last line (a write interrupted by a crash)", "file", p, "bytes", len(cut), "cut", string(cut))
+		}
+	}
+	st, err := loadState(l.dir)
+	if err != nil {
+		l.log.Warn("ignoring the state file", "err", err)
+		st = nil
+	}
+	// The newest row, from the newest file that has one.
+	var last int64
+	var ok bool
+	for i := len(files) - 1; i >= 0 && !ok; i-- {
+		if last, ok, err = lastRowTime(files[i].Path); err != nil {
+			return resume{}, err
+		}
+	}
+	r := reconcile(st, last, ok)
+	if r.Note != "" {
+		l.log.Warn(r.Note)
+	}
+	return r, nil
+}
+
+// alignToTick waits for the next whole tick of the clock, so that ticks,
+// and thus interval ends, fall on round times.
+func (l *logger) alignToTick(ctx context.Context) error {
+	now := l.clock.Now()
+	wait := now.Truncate(l.tick).Add(l.tick).Sub(now)
+	if wait == l.tick {
+		return nil
+	}
+	t := l.clock.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C():
+		return nil
+	}
+}
+
+// recordGap records the span between where the directory left off and the
+// first tick of this run, if any, in gaps.csv.
+func (l *logger) recordGap(start time.Time) error {
+	if l.resume.Known && start.Before(l.resume.Last) {
+		l.log.Warn("the clock is before the last interval written; intervals ending before it will not be written", "last_interval_end", l.resume.Last.Format(time.RFC3339), "now", start.Format(time.RFC3339))
+		return nil
+	}
+	g, ok := gapBefore(l.resume, start, l.tick)
+	if !ok {
+		return nil
+	}
+	l.log.Warn("usage was not measured between the last interval and this start; recorded in "+gapsName,
+		"from", time.Unix(g.Start, 0).Format(time.RFC3339), "to", time.Unix(g.End, 0).Format(time.RFC3339), "length", g.Duration())
+	return appendLines(filepath.Join(l.dir, gapsName), gapsHeader, formatGap(g))
+}
+
+// waitFor waits for the accumulator's tick at the interval end next (the
+// first within half a tick of it) and reads it; ok is false once ctx ends.
+func (l *logger) waitFor(ctx context.Context, acc *nvgo.Accumulator, r *nvgo.Reader, next time.Time) (nvgo.Counters, bool) {
+	due := next.Add(-l.tick / 2)
+	for {
+		updated := acc.Updated() // before the check, so that no tick is missed
+		if !acc.Counters().Time.Before(due) {
+			return r.Read(), true
+		}
+		select {
+		case <-ctx.Done():
+			return nvgo.Counters{}, false
+		case <-updated:
+		}
+	}
+}
+
+// writeInterval appends the rows of the interval from prev to cur to the
+// day's CSV in one write, then records it in the state file.
+func (l *logger) writeInterval(r *nvgo.Reader, prev, cur nvgo.Counters) error {
+	iv, err := nvgo.Delta(prev, cur)
+	if err != nil {
+		return err
+	}
+	l.logGPUErrors(iv)
+	if d := r.Dropped(); d > l.dropped {
+		l.log.Warn("exited processes were dropped before they were read; their last seconds are missing", "dropped", d-l.dropped)
+		l.dropped = d
+	}
+	if l.resume.Known && iv.End.Unix() <= l.resume.Last.Unix() {
+		// Only after the clock went back: the CSV already has rows for
+		// this second, and an interval is never written twice.
+		l.log.Warn("interval not written: the log already has one ending then", "end", iv.End.Format(time.RFC3339), "last_interval_end", l.resume.Last.Format(time.RFC3339))
+		if l.wrote != nil {
+			l.wrote(iv)
+		}
+		return nil
+	}
+	rows := rowsOf(iv, l.tick)
+	st := state{LastEnd: iv.End, Interval: l.interval.String(), Tick: l.tick.String()}
+	if len(rows) > 0 {
+		var data []byte
+		for _, row := range rows {
+			data = append(data, formatRow(row)...)
+		}
+		path := dayFile(l.dir, iv.End, l.loc)
+		if err := appendLines(path, header, data); err != nil {
+			return err
+		}
+		st.File = filepath.Base(path)
+	}
+	if err := saveState(l.dir, st); err != nil {
+		return err
+	}
+	l.resume.Last, l.resume.Known = iv.End, true
+	l.log.Debug("interval written", "end", iv.End.Format(time.RFC3339), "length", iv.Duration(), "ticks", iv.Ticks, "rows", len(rows), "file", st.File)
+	if l.wrote != nil {
+		l.wrote(iv)
+	}
+	return nil
+}
+
+// logGPUErrors warns when a GPU starts or stops failing.
+func (l *logger) logGPUErrors(iv nvgo.Interval) {
+	for _, g := range iv.GPUs {
+		msg := ""
+		if g.Err != nil {
+			msg = g.Err.Error()
+		}
+		if msg == l.gpuErrs[g.Index] {
+			continue
+		}
+		if msg == "" {
+			l.log.Info("GPU readable again", "gpu", g.Index)
+			delete(l.gpuErrs, g.Index)
+		} else {
+			l.log.Warn("GPU cannot be read; its processes have no rows while it fails", "gpu", g.Index, "err", msg)
+			l.gpuErrs[g.Index] = msg
+		}
+	}
+}

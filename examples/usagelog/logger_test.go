@@ -1,0 +1,531 @@
+//go:build cgo
+
+// The logger's tests run logUsage on a fake fleet whose clock moves only
+// when a test advances it, one tick at a time, so every interval's rows are
+// exact.
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/fakegpu"
+)
+
+// fleetClock is an nvgo.Clock on a fake fleet's clock: time moves only with
+// Advance, which also moves the fleet (so its sample buffers fill) and fires
+// the timers that fall due. (The root package's tests have the same.)
+type fleetClock struct {
+	fleet  *fakegpu.Fleet
+	mu     sync.Mutex
+	timers []*fleetTimer
+}
+
+type fleetTimer struct {
+	mu      sync.Mutex
+	at      time.Time
+	c       chan time.Time
+	stopped bool
+}
+
+func (t *fleetTimer) C() <-chan time.Time { return t.c }
+
+func (t *fleetTimer) isStopped() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stopped
+}
+
+func (t *fleetTimer) Stop() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	was := !t.stopped
+	t.stopped = true
+	return was
+}
+
+func (c *fleetClock) Now() time.Time { return c.fleet.Now() }
+
+func (c *fleetClock) NewTimer(d time.Duration) nvgo.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fleetTimer{at: c.fleet.Now().Add(d), c: make(chan time.Time, 1)}
+	if d <= 0 {
+		t.c <- c.fleet.Now()
+		return t
+	}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+// Advance first waits for the sampler to arm a timer, so its deadline is
+// computed before the clock moves (as in real time; otherwise a tick could
+// be pushed one interval late), then moves the clock and fires what fell
+// due.
+func (c *fleetClock) Advance(d time.Duration) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		armed := slices.ContainsFunc(c.timers, func(t *fleetTimer) bool { return !t.isStopped() })
+		c.mu.Unlock()
+		if armed {
+			break
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fleet.Advance(d)
+	now := c.fleet.Now()
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		t.mu.Lock()
+		switch {
+		case t.stopped:
+		case !t.at.After(now):
+			t.c <- now
+		default:
+			kept = append(kept, t)
+		}
+		t.mu.Unlock()
+	}
+	c.timers = kept
+}
+
+// syncBuffer collects the log of a logger running in another goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// rig is logUsage running on a fake fleet and clock.
+type rig struct {
+	t        *testing.T
+	fleet    *fakegpu.Fleet
+	clock    *fleetClock
+	dir      string
+	interval time.Duration
+	tick     time.Duration
+	acc      *nvgo.Accumulator
+	wrote    chan nvgo.Interval
+	done     chan error
+	cancel   context.CancelFunc
+	log      *syncBuffer
+	stopped  bool
+}
+
+// startRig starts logging fleet into dir; the fleet's clock must be on a
+// whole tick.
+func startRig(t *testing.T, fleet *fakegpu.Fleet, dir string, interval, tick time.Duration) *rig {
+	t.Helper()
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{
+		t: t, fleet: fleet, clock: &fleetClock{fleet: fleet}, dir: dir, interval: interval, tick: tick,
+		wrote: make(chan nvgo.Interval, 1000), done: make(chan error, 1), log: &syncBuffer{},
+	}
+	ready := make(chan *nvgo.Accumulator, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	cfg := logConfig{
+		dir: dir, interval: interval, tick: tick, clock: r.clock, loc: time.UTC,
+		log:   slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		ready: func(a *nvgo.Accumulator) { ready <- a },
+		wrote: func(iv nvgo.Interval) { r.wrote <- iv },
+	}
+	go func() { r.done <- logUsage(ctx, lib, cfg) }()
+	t.Cleanup(func() {
+		r.stop()
+		lib.Close()
+	})
+	select {
+	case r.acc = <-ready:
+	case err := <-r.done:
+		t.Fatalf("logUsage returned before it started: %v\n%s", err, r.log)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the logger did not start")
+	}
+	return r
+}
+
+// run advances the clock by d, a tick at a time, waiting for each tick to
+// be published and, at an interval's end, for the interval to be written.
+func (r *rig) run(d time.Duration) {
+	r.t.Helper()
+	for range int(d / r.tick) {
+		published := r.acc.Updated()
+		r.clock.Advance(r.tick)
+		select {
+		case <-published:
+		case <-time.After(10 * time.Second):
+			r.t.Fatalf("the tick at %v was not published", r.clock.Now())
+		}
+		now := r.clock.Now()
+		if nextBoundary(now.Add(-time.Nanosecond), r.interval, time.UTC).Equal(now) {
+			r.waitWritten()
+		}
+	}
+}
+
+func (r *rig) waitWritten() nvgo.Interval {
+	r.t.Helper()
+	select {
+	case iv := <-r.wrote:
+		return iv
+	case <-time.After(10 * time.Second):
+		r.t.Fatalf("no interval was written at %v\n%s", r.clock.Now(), r.log)
+	}
+	return nvgo.Interval{}
+}
+
+// stop ends the logger as SIGTERM does, and checks that it returned nil.
+func (r *rig) stop() {
+	r.t.Helper()
+	if r.stopped {
+		return
+	}
+	r.stopped = true
+	r.cancel()
+	select {
+	case err := <-r.done:
+		if err != nil {
+			r.t.Errorf("logUsage: %v\n%s", err, r.log)
+		}
+		select {
+		case <-r.acc.Done():
+		default:
+			r.t.Errorf("logUsage returned and left its accumulator running")
+		}
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("the logger did not stop")
+	}
+}
+
+// Fake PIDs: ghostPID has no host process, so its user reads "?".
+const (
+	ghostPID  = 4190001
+	ghostPID2 = 4190002
+)
+
+// selfUser is the user the library reports for this test's own PID, which
+// fake processes borrow to have a real owner ("?" where the PID namespace
+// is not the host's).
+func selfUser(t *testing.T) string {
+	t.Helper()
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+	if err := fleet.GPU(0).StartProcess(fakegpu.Process{PID: uint32(os.Getpid())}); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Close()
+	snap, err := lib.Snapshot(context.Background())
+	if err != nil || len(snap.Devices) == 0 || len(snap.Devices[0].Processes) == 0 {
+		t.Fatalf("snapshot of the fake fleet: %v", err)
+	}
+	return snap.Devices[0].Processes[0].Username.Or("?")
+}
+
+// csvLines returns the lines of a file in the rig's directory, header and
+// all; none when it does not exist.
+func csvLines(t *testing.T, dir, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// rowsIn parses the rows of a daily CSV, checking its header.
+func rowsIn(t *testing.T, dir, name string) []row {
+	t.Helper()
+	lines := csvLines(t, dir, name)
+	if len(lines) == 0 {
+		return nil
+	}
+	if lines[0] != header {
+		t.Fatalf("%s starts with %q, want the header", name, lines[0])
+	}
+	var rows []row
+	for i, l := range lines[1:] {
+		r, err := parseRow(l)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", name, i+2, err)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+var day0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) // the fake fleet's clock starts here
+
+// at is the Unix time of the fake clock's start plus d.
+func at(d time.Duration) int64 { return day0.Add(d).Unix() }
+
+func TestRunWritesAnAveragedRowPerProcessPerInterval(t *testing.T) {
+	me := selfUser(t)
+	t.Logf("this test's own PID belongs to %q", me)
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"}, fakegpu.GPUSpec{Model: "h100"}, fakegpu.GPUSpec{Model: "h100"})
+	must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: uint32(os.Getpid()), SM: 60, Mem: 20, UsedMemory: 2 << 30}))
+	must(t, fleet.GPU(1).StartProcess(fakegpu.Process{PID: ghostPID, SM: 30, Mem: 5, UsedMemory: 1 << 30}))
+	// GPU 2 stays idle: it has no rows.
+	dir := t.TempDir()
+	r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+
+	r.run(10 * time.Second)
+	// In the second interval the ghost's load changes halfway, and its
+	// average is the time-weighted one.
+	r.run(5 * time.Second)
+	fleet.GPU(1).SetProcessUtilization(ghostPID, 90, 5, 0, 0)
+	r.run(15 * time.Second)
+
+	u0, u1 := fleet.GPU(0).UUID(), fleet.GPU(1).UUID()
+	want := []string{
+		header,
+		fmt.Sprintf("%d,%s,%d,0,60,10,2048,20,10,%s", at(10*time.Second), me, os.Getpid(), u0),
+		fmt.Sprintf("%d,?,%d,1,30,10,1024,5,10,%s", at(10*time.Second), ghostPID, u1),
+		fmt.Sprintf("%d,%s,%d,0,60,10,2048,20,10,%s", at(20*time.Second), me, os.Getpid(), u0),
+		fmt.Sprintf("%d,?,%d,1,60,10,1024,5,10,%s", at(20*time.Second), ghostPID, u1),
+		fmt.Sprintf("%d,%s,%d,0,60,10,2048,20,10,%s", at(30*time.Second), me, os.Getpid(), u0),
+		fmt.Sprintf("%d,?,%d,1,90,10,1024,5,10,%s", at(30*time.Second), ghostPID, u1),
+	}
+	if got := csvLines(t, dir, "2025-01-01.csv"); !slices.Equal(got, want) {
+		t.Errorf("2025-01-01.csv:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	st, err := loadState(dir)
+	if err != nil || st == nil || st.LastEnd.Unix() != at(30*time.Second) {
+		t.Errorf("state = %+v, %v; want the interval ending at 00:00:30", st, err)
+	}
+}
+
+func TestRunKeepsTheRowsOfProcessesThatExitMidInterval(t *testing.T) {
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+	g := fleet.GPU(0)
+	dir := t.TempDir()
+	r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+
+	must(t, g.StartProcess(fakegpu.Process{PID: ghostPID, SM: 60, UsedMemory: 1 << 30}))
+	r.run(4 * time.Second) // seen at ticks 1-4
+	g.StopProcess(ghostPID)
+	must(t, g.StartProcess(fakegpu.Process{PID: ghostPID2, SM: 100, UsedMemory: 3 << 30}))
+	r.run(3 * time.Second) // seen at ticks 5-7
+	g.StopProcess(ghostPID2)
+	// The first PID comes back as a new process at another load: one row,
+	// its load weighted by time.
+	must(t, g.StartProcess(fakegpu.Process{PID: ghostPID, SM: 30, UsedMemory: 1 << 30}))
+	r.run(2 * time.Second) // seen at ticks 8-9
+	g.StopProcess(ghostPID)
+	r.run(time.Second) // tick 10 sees nobody
+
+	want := []string{
+		header,
+		// (4×60 + 2×30) / 6 = 50
+		fmt.Sprintf("%d,?,%d,0,50,6,1024,0,10,%s", at(10*time.Second), ghostPID, g.UUID()),
+		fmt.Sprintf("%d,?,%d,0,100,3,3072,0,10,%s", at(10*time.Second), ghostPID2, g.UUID()),
+	}
+	if got := csvLines(t, dir, "2025-01-01.csv"); !slices.Equal(got, want) {
+		t.Errorf("2025-01-01.csv:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The next interval has no row: nobody ran.
+	r.run(10 * time.Second)
+	if got := len(csvLines(t, dir, "2025-01-01.csv")); got != len(want) {
+		t.Errorf("an idle interval added rows: %d lines", got)
+	}
+}
+
+func TestRunWritesThePartialIntervalWhenStopped(t *testing.T) {
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+	must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))
+	dir := t.TempDir()
+	r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+	r.run(13 * time.Second)
+	r.stop()
+	if iv := r.waitWritten(); iv.Duration() != 3*time.Second {
+		t.Errorf("the last interval lasted %v, want 3s", iv.Duration())
+	}
+	rows := rowsIn(t, dir, "2025-01-01.csv")
+	if len(rows) != 2 {
+		t.Fatalf("%d rows, want 2", len(rows))
+	}
+	last := rows[1]
+	if last.Time != at(13*time.Second) || last.Seconds != some(3) || last.Interval != some(3) || last.Usage != some(60) {
+		t.Errorf("the partial interval's row = %+v; want 00:00:13, 3 s of 3 at 60%%", last)
+	}
+	st, err := loadState(dir)
+	if err != nil || st == nil || st.LastEnd.Unix() != at(13*time.Second) {
+		t.Errorf("state = %+v, %v; want the interval ending at 00:00:13", st, err)
+	}
+}
+
+func TestRunPutsRowsInTheFileOfTheIntervalEndsDate(t *testing.T) {
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+	must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))
+	fleet.Advance(24*time.Hour - 20*time.Second) // 23:59:40
+	dir := t.TempDir()
+	r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+	r.run(40 * time.Second) // to 00:00:20
+
+	times := func(name string) []int64 {
+		var ts []int64
+		for _, row := range rowsIn(t, dir, name) {
+			ts = append(ts, row.Time)
+		}
+		return ts
+	}
+	day := 24 * time.Hour
+	if got, want := times("2025-01-01.csv"), []int64{at(day - 10*time.Second)}; !slices.Equal(got, want) {
+		t.Errorf("2025-01-01.csv has rows at %v, want %v", got, want)
+	}
+	// The interval that ends at midnight is the new day's first row.
+	if got, want := times("2025-01-02.csv"), []int64{at(day), at(day + 10*time.Second), at(day + 20*time.Second)}; !slices.Equal(got, want) {
+		t.Errorf("2025-01-02.csv has rows at %v, want %v", got, want)
+	}
+}
+
+func TestRestartRecordsTheGapAndRepeatsNothing(t *testing.T) {
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+	must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))
+	dir := t.TempDir()
+	r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+	r.run(20 * time.Second)
+	r.stop()
+
+	fleet.Advance(95 * time.Second) // down from 00:00:20 to 00:01:55
+	r2 := startRig(t, fleet, dir, 10*time.Second, time.Second)
+	r2.run(15 * time.Second) // rows at 00:02:00 (5 s) and 00:02:10
+
+	var times []int64
+	for _, row := range rowsIn(t, dir, "2025-01-01.csv") {
+		times = append(times, row.Time)
+	}
+	if want := []int64{at(10 * time.Second), at(20 * time.Second), at(2 * time.Minute), at(130 * time.Second)}; !slices.Equal(times, want) {
+		t.Errorf("rows at %v, want %v", times, want)
+	}
+	wantGaps := []string{gapsHeader, fmt.Sprintf("%d,%d,95,not running", at(20*time.Second), at(115*time.Second))}
+	if got := csvLines(t, dir, gapsName); !slices.Equal(got, wantGaps) {
+		t.Errorf("gaps.csv = %q, want %q", got, wantGaps)
+	}
+	if !strings.Contains(r2.log.String(), "usage was not measured") {
+		t.Errorf("the gap was not logged:\n%s", r2.log)
+	}
+}
+
+func TestRestartReconcilesTheStateFileWithTheCSV(t *testing.T) {
+	tests := []struct {
+		name string
+		// The directory before the start, at 00:00:25.
+		csv, state string
+		wantGap    string // gaps.csv's row; "" for none
+		wantWarn   string // part of the log; "" for none
+		wantRows   []int64
+	}{
+		{
+			name:     "a CSV ahead of the state (a crash between the writes) is kept and not written again",
+			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n%d,?,1,0,5\n", header, at(10*time.Second), at(20*time.Second)),
+			state:    stateJSON(at(10 * time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,5,not running", at(20*time.Second), at(25*time.Second)),
+			wantWarn: "is behind the CSV",
+			wantRows: []int64{at(10 * time.Second), at(20 * time.Second), at(30 * time.Second)},
+		},
+		{
+			name:     "a state ahead of the CSV (idle intervals) marks where the log stopped",
+			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n", header, at(10*time.Second)),
+			state:    stateJSON(at(20 * time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,5,not running", at(20*time.Second), at(25*time.Second)),
+			wantRows: []int64{at(10 * time.Second), at(30 * time.Second)},
+		},
+		{
+			name:     "without a state file the newest row marks it",
+			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n", header, at(20*time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,5,not running", at(20*time.Second), at(25*time.Second)),
+			wantWarn: "no state file",
+			wantRows: []int64{at(20 * time.Second), at(30 * time.Second)},
+		},
+		{
+			name:     "a torn last line is cut and logged, and the rows before it kept",
+			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n%d,?,1,0,", header, at(10*time.Second), at(20*time.Second)),
+			state:    stateJSON(at(10 * time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,15,not running", at(10*time.Second), at(25*time.Second)),
+			wantWarn: fmt.Sprintf(`cut a torn last line (a write interrupted by a crash)" file=%s/2025-01-01.csv bytes=17 cut=%d,?,1,0,`, "DIR", at(20*time.Second)),
+			wantRows: []int64{at(10 * time.Second), at(30 * time.Second)},
+		},
+		{
+			name:     "a new directory has no gap",
+			wantRows: []int64{at(30 * time.Second)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.csv != "" {
+				writeFile(t, filepath.Join(dir, "2025-01-01.csv"), tt.csv)
+			}
+			if tt.state != "" {
+				writeFile(t, filepath.Join(dir, stateName), tt.state)
+			}
+			fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+			must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))
+			fleet.Advance(25 * time.Second)
+			r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+			r.run(5 * time.Second)
+
+			var times []int64
+			for _, row := range rowsIn(t, dir, "2025-01-01.csv") {
+				times = append(times, row.Time)
+			}
+			if !slices.Equal(times, tt.wantRows) {
+				t.Errorf("rows at %v, want %v", times, tt.wantRows)
+			}
+			gaps := csvLines(t, dir, gapsName)
+			switch {
+			case tt.wantGap == "" && gaps != nil:
+				t.Errorf("gaps.csv = %q, want none", gaps)
+			case tt.wantGap != "" && !slices.Equal(gaps, []string{gapsHeader, tt.wantGap}):
+				t.Errorf("gaps.csv = %q, want %q", gaps, tt.wantGap)
+			}
+			if w := strings.ReplaceAll(tt.wantWarn, "DIR", dir); w != "" && !strings.Contains(r.log.String(), w) {
+				t.Errorf("the log has no %q:\n%s", w, r.log)
+			}
+		})
+	}
+}
+
+func stateJSON(lastEnd int64) string {
+	return fmt.Sprintf(`{"version": 1, "last_end": %q}`, time.Unix(lastEnd, 0).UTC().Format(time.RFC3339))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,20 @@
+//go:build !cgo
+
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/nvgo/nvgo"
+)
+
+// open returns the system's NVML and clock; without cgo there is neither
+// NVML nor a fake fleet.
+func open(simulate string, log *slog.Logger) (*nvgo.Library, nvgo.Clock, error) {
+	if simulate != "" {
+		return nil, nil, fmt.Errorf("--simulate needs a binary built with cgo: %w", nvgo.ErrBuiltWithoutCGO)
+	}
+	lib, err := nvgo.Open(nvgo.WithLogger(log))
+	return lib, nvgo.SystemClock(), err
+}

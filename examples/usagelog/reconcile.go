@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// gapsHeader is the first line of gaps.csv.
+const gapsHeader = "Start,End,Seconds,Reason"
+
+// gapNotRunning is the reason of a gap between a stop (or crash) and the
+// next start: nothing measured the GPUs then.
+const gapNotRunning = "not running"
+
+// gap is a span of time no interval covers: one row of gaps.csv, Unix
+// seconds.
+type gap struct {
+	Start, End int64
+	Reason     string
+}
+
+func (g gap) Duration() time.Duration { return time.Duration(g.End-g.Start) * time.Second }
+
+func formatGap(g gap) []byte {
+	return fmt.Appendf(nil, "%d,%d,%d,%s\n", g.Start, g.End, g.End-g.Start, strings.ReplaceAll(oneLine(g.Reason), ",", ";"))
+}
+
+func parseGap(line string) (gap, error) {
+	if strings.HasPrefix(line, "Start,") {
+		return gap{}, errHeader
+	}
+	f := strings.Split(strings.TrimSuffix(line, "\r"), ",")
+	if len(f) < 2 {
+		return gap{}, errors.New("want Start,End,Seconds,Reason")
+	}
+	var g gap
+	var err1, err2 error
+	g.Start, err1 = strconv.ParseInt(f[0], 10, 64)
+	g.End, err2 = strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil || g.Start <= 0 || g.End < g.Start {
+		return gap{}, fmt.Errorf("bad Start %q or End %q: want Unix seconds, Start ≤ End", f[0], f[1])
+	}
+	if len(f) >= 4 {
+		g.Reason = f[3]
+	}
+	return g, nil
+}
+
+// resume is where a log directory left off.
+type resume struct {
+	// Last is the end of the last interval written; Known is false for a
+	// new directory.
+	Last  time.Time
+	Known bool
+	// Note explains a disagreement between the state file and the CSV,
+	// for a warning; "" when there was none.
+	Note string
+}
+
+// reconcile decides where the log left off from the state file (nil when
+// there is none) and the newest Timestamp in the newest daily CSV (csvOK
+// false when there is no row). The state file is written after the rows
+// and also records intervals without rows (idle GPUs), so it is normally
+// ahead of or level with the CSV. If the CSV is ahead, the logger stopped
+// between the two writes: the CSV's rows were written and are kept, and
+// that interval counts as written, so it is never written again.
+func reconcile(st *state, csvLast int64, csvOK bool) resume {
+	switch {
+	case st == nil && !csvOK:
+		return resume{}
+	case st == nil:
+		t := time.Unix(csvLast, 0)
+		return resume{Last: t, Known: true, Note: fmt.Sprintf("no state file: resuming after the newest CSV row (%s)", t.UTC().Format(time.RFC3339))}
+	case csvOK && csvLast > st.LastEnd.Unix():
+		t := time.Unix(csvLast, 0)
+		return resume{Last: t, Known: true, Note: fmt.Sprintf("the state file (last interval ending %s) is behind the CSV (rows up to %s), as after a crash between the two writes: resuming after the CSV",
+			st.LastEnd.UTC().Format(time.RFC3339), t.UTC().Format(time.RFC3339))}
+	}
+	return resume{Last: st.LastEnd, Known: true}
+}
+
+// gapBefore returns the gap between where the log left off and a new start,
+// if there is one: more than one tick unmeasured (ticks are one tick apart
+// even while running).
+func gapBefore(r resume, start time.Time, tick time.Duration) (gap, bool) {
+	if !r.Known || start.Sub(r.Last) <= tick {
+		return gap{}, false
+	}
+	return gap{Start: r.Last.Unix(), End: start.Unix(), Reason: gapNotRunning}, true
+}
+
+// nextBoundary returns the first interval end after t: intervals are laid
+// from local midnight (in loc) every interval, and the last one of a day
+// ends at the next midnight, so no interval spans two dates and, with an
+// interval that divides an hour, rows land on round times (12:05, 12:10).
+func nextBoundary(t time.Time, interval time.Duration, loc *time.Location) time.Time {
+	lt := t.In(loc)
+	y, m, d := lt.Date()
+	midnight := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	next := time.Date(y, m, d+1, 0, 0, 0, 0, loc)
+	b := midnight.Add((lt.Sub(midnight)/interval + 1) * interval)
+	if b.After(next) {
+		b = next
+	}
+	return b
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+
+func TestReconcileTrustsWhicheverRecordIsAhead(t *testing.T) {
+	tests := []struct {
+		name     string
+		st       *state
+		csvLast  int64
+		csvOK    bool
+		want     resume
+		wantNote string // part of the note; "" for none
+	}{
+		{name: "a new directory has no past", want: resume{}},
+		{
+			name: "the state alone says where the log stopped",
+			st:   &state{LastEnd: t0}, want: resume{Last: t0, Known: true},
+		},
+		{
+			name: "a state ahead of the CSV is normal: idle intervals write no rows",
+			st:   &state{LastEnd: t0}, csvLast: t0.Add(-time.Hour).Unix(), csvOK: true,
+			want: resume{Last: t0, Known: true},
+		},
+		{
+			name: "a state level with the CSV agrees",
+			st:   &state{LastEnd: t0.Add(300 * time.Millisecond)}, csvLast: t0.Unix(), csvOK: true,
+			want: resume{Last: t0.Add(300 * time.Millisecond), Known: true},
+		},
+		{
+			name: "a CSV ahead of the state (a crash between the writes) wins, so its interval is not written again",
+			st:   &state{LastEnd: t0}, csvLast: t0.Add(5 * time.Minute).Unix(), csvOK: true,
+			want:     resume{Last: time.Unix(t0.Add(5*time.Minute).Unix(), 0), Known: true},
+			wantNote: "is behind the CSV",
+		},
+		{
+			name:    "without a state file the newest row is where the log stopped",
+			csvLast: t0.Unix(), csvOK: true,
+			want:     resume{Last: time.Unix(t0.Unix(), 0), Known: true},
+			wantNote: "no state file",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := reconcile(tt.st, tt.csvLast, tt.csvOK)
+			if !got.Last.Equal(tt.want.Last) || got.Known != tt.want.Known {
+				t.Errorf("reconcile = %v known=%v, want %v known=%v", got.Last, got.Known, tt.want.Last, tt.want.Known)
+			}
+			if (tt.wantNote == "") != (got.Note == "") || !strings.Contains(got.Note, tt.wantNote) {
+				t.Errorf("note = %q, want one containing %q", got.Note, tt.wantNote)
+			}
+		})
+	}
+}
+
+func TestGapBeforeRecordsUnmeasuredTime(t *testing.T) {
+	tests := []struct {
+		name  string
+		r     resume
+		start time.Time
+		want  gap
+		ok    bool
+	}{
+		{name: "a new directory has no gap", r: resume{}, start: t0},
+		{name: "one tick after the last interval is no gap", r: resume{Last: t0, Known: true}, start: t0.Add(time.Second)},
+		{
+			name: "a restart 95 seconds later is a gap of 95 seconds",
+			r:    resume{Last: t0, Known: true}, start: t0.Add(95 * time.Second),
+			want: gap{Start: t0.Unix(), End: t0.Unix() + 95, Reason: gapNotRunning}, ok: true,
+		},
+		{name: "a start before the last interval (the clock went back) is no gap", r: resume{Last: t0, Known: true}, start: t0.Add(-time.Hour)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := gapBefore(tt.r, tt.start, time.Second)
+			if ok != tt.ok || got != tt.want {
+				t.Errorf("gapBefore = %+v, %v; want %+v, %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestNextBoundaryLaysIntervalsFromMidnight(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	tests := []struct {
+		name     string
+		t        time.Time
+		interval time.Duration
+		loc      *time.Location
+		want     time.Time
+	}{
+		{name: "the next multiple of 5m", t: t0.Add(2*time.Minute + 7*time.Second), interval: 5 * time.Minute, loc: time.UTC, want: t0.Add(5 * time.Minute)},
+		{name: "a boundary is followed by the next one", t: t0, interval: 5 * time.Minute, loc: time.UTC, want: t0.Add(5 * time.Minute)},
+		{
+			name: "the last interval of a day ends at midnight",
+			t:    time.Date(2025, 1, 1, 23, 57, 0, 0, time.UTC), interval: 5 * time.Minute, loc: time.UTC,
+			want: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC),
+		},
+		{
+			name: "an interval that does not divide the day is cut at midnight",
+			t:    time.Date(2025, 1, 1, 23, 50, 0, 0, time.UTC), interval: 7 * time.Hour, loc: time.UTC,
+			want: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC),
+		},
+		{
+			name: "boundaries follow local midnight",
+			t:    time.Date(2025, 1, 1, 22, 10, 0, 0, time.UTC), interval: time.Hour, loc: berlin,
+			want: time.Date(2025, 1, 1, 23, 0, 0, 0, time.UTC), // midnight in Berlin
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := nextBoundary(tt.t, tt.interval, tt.loc); !got.Equal(tt.want) {
+				t.Errorf("nextBoundary(%v, %v) = %v, want %v", tt.t, tt.interval, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseGapReadsWhatFormatGapWrites(t *testing.T) {
+	g := gap{Start: 100, End: 195, Reason: gapNotRunning}
+	line := string(formatGap(g))
+	if line != "100,195,95,not running\n" {
+		t.Errorf("formatGap = %q", line)
+	}
+	got, err := parseGap(strings.TrimSuffix(line, "\n"))
+	if err != nil || got != g {
+		t.Errorf("parseGap(%q) = %+v, %v; want %+v", line, got, err, g)
+	}
+	for _, bad := range []string{"x,1,1,r", "5,4,1,r", "5"} {
+		if _, err := parseGap(bad); err == nil {
+			t.Errorf("parseGap(%q) accepted it", bad)
+		}
+	}
+}
