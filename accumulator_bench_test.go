@@ -10,6 +10,7 @@ import (
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/fakegpu/fleetclock"
 )
 
 // benchRig is an accumulator over a fake DGX H100 with procs processes per
@@ -34,7 +35,7 @@ func benchRig(b *testing.B, procs int, accounting bool) (*fakegpu.Fleet, *nvgo.A
 	}
 	lib := openOn(b, fleet)
 	ctx, cancel := context.WithCancel(context.Background())
-	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Clock: &fleetClock{fleet: fleet}})
+	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Clock: fleetclock.NewStepped(fleet)})
 	if err != nil {
 		b.Fatal(err)
 	}

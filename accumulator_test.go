@@ -6,89 +6,19 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/fakegpu/fleetclock"
 )
-
-// fleetClock is an nvgo.Clock on a fake fleet's clock: time moves only with
-// Advance, which also moves the fleet (so its sample buffers fill) and fires
-// the timers that fall due.
-type fleetClock struct {
-	fleet  *fakegpu.Fleet
-	mu     sync.Mutex
-	timers []*fleetTimer
-}
-
-type fleetTimer struct {
-	clock   *fleetClock
-	at      time.Time
-	c       chan time.Time
-	stopped bool
-}
-
-func (t *fleetTimer) C() <-chan time.Time { return t.c }
-func (t *fleetTimer) Stop() bool {
-	t.clock.mu.Lock()
-	defer t.clock.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	t.clock.timers = slices.DeleteFunc(t.clock.timers, func(o *fleetTimer) bool { return o == t })
-	return was
-}
-
-func (c *fleetClock) Now() time.Time { return c.fleet.Now() }
-
-func (c *fleetClock) NewTimer(d time.Duration) nvgo.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fleetTimer{clock: c, at: c.fleet.Now().Add(d), c: make(chan time.Time, 1)}
-	if d <= 0 {
-		t.c <- c.fleet.Now()
-		return t
-	}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-// Advance first waits for the sampler to arm its timer, so the timer's
-// deadline is computed before the clock moves (as it would be in real time),
-// then moves the clock and fires what fell due.
-func (c *fleetClock) Advance(d time.Duration) {
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		c.mu.Lock()
-		armed := len(c.timers) > 0
-		c.mu.Unlock()
-		if armed || time.Now().After(deadline) {
-			break
-		}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.fleet.Advance(d)
-	now := c.fleet.Now()
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		switch {
-		case t.stopped:
-		case !t.at.After(now):
-			t.c <- now
-		default:
-			kept = append(kept, t)
-		}
-	}
-	c.timers = kept
-}
 
 // accRig is an accumulator over a fake fleet on a fake clock.
 type accRig struct {
 	t     *testing.T
 	fleet *fakegpu.Fleet
-	clock *fleetClock
+	clock *fleetclock.Stepped
 	acc   *nvgo.Accumulator
 	stop  context.CancelFunc
 }
@@ -96,7 +26,7 @@ type accRig struct {
 func startRig(t *testing.T, fleet *fakegpu.Fleet, cfg nvgo.AccumulatorConfig) *accRig {
 	t.Helper()
 	lib := openOn(t, fleet)
-	clk := &fleetClock{fleet: fleet}
+	clk := fleetclock.NewStepped(fleet)
 	cfg.Clock = clk
 	ctx, cancel := context.WithCancel(context.Background())
 	acc, err := lib.StartAccumulator(ctx, cfg)

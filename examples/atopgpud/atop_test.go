@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/fakegpu/fleetclock"
 )
 
 // lockedBuffer is a bytes.Buffer that the daemon's goroutines may write to
@@ -162,7 +163,7 @@ func TestRealAtopShowsTheSimulatedFleet(t *testing.T) {
 	}
 
 	// atop connects to 127.0.0.1:59123 and nowhere else.
-	r, err := startRig(t, fleet, defaultListen, newFleetClock(fleet), time.Second, nil)
+	r, err := startRig(t, fleet, defaultListen, fleetclock.RealTime(fleet), time.Second, nil)
 	if errors.Is(err, syscall.EADDRINUSE) {
 		t.Skipf("%s is busy: %v", defaultListen, err)
 	}

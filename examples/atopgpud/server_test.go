@@ -20,62 +20,11 @@ import (
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/fakegpu/fleetclock"
 )
 
 // The daemon is tested whole, on fake fleets, over real loopback
 // connections to an ephemeral port.
-
-// stepClock is an nvgo.Clock that moves only with step, which also moves
-// the fleet's clock (so its sample buffers fill) and fires the timers due.
-type stepClock struct {
-	fleet  *fakegpu.Fleet
-	mu     sync.Mutex
-	timers []*stepTimer
-}
-
-type stepTimer struct {
-	at      time.Time
-	c       chan time.Time
-	stopped bool
-}
-
-func (t *stepTimer) C() <-chan time.Time { return t.c }
-func (t *stepTimer) Stop() bool {
-	was := !t.stopped
-	t.stopped = true
-	return was
-}
-
-func (c *stepClock) Now() time.Time { return c.fleet.Now() }
-
-func (c *stepClock) NewTimer(d time.Duration) nvgo.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &stepTimer{at: c.fleet.Now().Add(d), c: make(chan time.Time, 1)}
-	c.timers = append(c.timers, t)
-	if d <= 0 {
-		t.c <- t.at
-	}
-	return t
-}
-
-func (c *stepClock) step(d time.Duration) {
-	c.fleet.Advance(d)
-	now := c.fleet.Now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		switch {
-		case t.stopped:
-		case !t.at.After(now):
-			t.c <- now
-		default:
-			kept = append(kept, t)
-		}
-	}
-	c.timers = kept
-}
 
 // testLog is where the daemons under test log; -v shows it.
 func testLog(t *testing.T) *slog.Logger {
@@ -89,7 +38,7 @@ func testLog(t *testing.T) *slog.Logger {
 type daemonRig struct {
 	t     *testing.T
 	fleet *fakegpu.Fleet
-	clock *stepClock // nil: real time
+	clock *fleetclock.Stepped // nil: real time
 	d     *daemon
 	stop  context.CancelFunc
 	done  chan error
@@ -108,7 +57,7 @@ func startRig(t *testing.T, fleet *fakegpu.Fleet, listen string, clock nvgo.Cloc
 	t.Cleanup(func() { lib.Close() })
 	r := &daemonRig{t: t, fleet: fleet, done: make(chan error, 1)}
 	if clock == nil {
-		r.clock = &stepClock{fleet: fleet}
+		r.clock = fleetclock.NewStepped(fleet)
 		clock = r.clock
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -147,7 +96,7 @@ func (r *daemonRig) shutdown() {
 func (r *daemonRig) tick() {
 	r.t.Helper()
 	ch := r.d.acc.Updated()
-	r.clock.step(r.d.acc.Interval())
+	r.clock.Advance(r.d.acc.Interval())
 	select {
 	case <-ch:
 	case <-time.After(10 * time.Second):
@@ -314,7 +263,7 @@ func TestDaemonServesManyClientsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := startRig(t, fleet, "127.0.0.1:0", newFleetClock(fleet), 20*time.Millisecond, nil)
+	r, err := startRig(t, fleet, "127.0.0.1:0", fleetclock.RealTime(fleet), 20*time.Millisecond, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

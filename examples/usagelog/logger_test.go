@@ -21,85 +21,8 @@ import (
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/fakegpu/fleetclock"
 )
-
-// fleetClock is an nvgo.Clock on a fake fleet's clock: time moves only with
-// Advance, which also moves the fleet (so its sample buffers fill) and fires
-// the timers that fall due. (The root package's tests have the same.)
-type fleetClock struct {
-	fleet  *fakegpu.Fleet
-	mu     sync.Mutex
-	timers []*fleetTimer
-}
-
-type fleetTimer struct {
-	mu      sync.Mutex
-	at      time.Time
-	c       chan time.Time
-	stopped bool
-}
-
-func (t *fleetTimer) C() <-chan time.Time { return t.c }
-
-func (t *fleetTimer) isStopped() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.stopped
-}
-
-func (t *fleetTimer) Stop() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	return was
-}
-
-func (c *fleetClock) Now() time.Time { return c.fleet.Now() }
-
-func (c *fleetClock) NewTimer(d time.Duration) nvgo.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fleetTimer{at: c.fleet.Now().Add(d), c: make(chan time.Time, 1)}
-	if d <= 0 {
-		t.c <- c.fleet.Now()
-		return t
-	}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-// Advance first waits for the sampler to arm a timer, so its deadline is
-// computed before the clock moves (as in real time; otherwise a tick could
-// be pushed one interval late), then moves the clock and fires what fell
-// due.
-func (c *fleetClock) Advance(d time.Duration) {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		c.mu.Lock()
-		armed := slices.ContainsFunc(c.timers, func(t *fleetTimer) bool { return !t.isStopped() })
-		c.mu.Unlock()
-		if armed {
-			break
-		}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.fleet.Advance(d)
-	now := c.fleet.Now()
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		t.mu.Lock()
-		switch {
-		case t.stopped:
-		case !t.at.After(now):
-			t.c <- now
-		default:
-			kept = append(kept, t)
-		}
-		t.mu.Unlock()
-	}
-	c.timers = kept
-}
 
 // syncBuffer collects the log of a logger running in another goroutine.
 type syncBuffer struct {
@@ -123,7 +46,7 @@ func (s *syncBuffer) String() string {
 type rig struct {
 	t        *testing.T
 	fleet    *fakegpu.Fleet
-	clock    *fleetClock
+	clock    *fleetclock.Stepped
 	dir      string
 	interval time.Duration
 	tick     time.Duration
@@ -144,7 +67,7 @@ func startRig(t *testing.T, fleet *fakegpu.Fleet, dir string, interval, tick tim
 		t.Fatal(err)
 	}
 	r := &rig{
-		t: t, fleet: fleet, clock: &fleetClock{fleet: fleet}, dir: dir, interval: interval, tick: tick,
+		t: t, fleet: fleet, clock: fleetclock.NewStepped(fleet), dir: dir, interval: interval, tick: tick,
 		wrote: make(chan nvgo.Interval, 1000), done: make(chan error, 1), log: &syncBuffer{},
 	}
 	ready := make(chan *nvgo.Accumulator, 1)
