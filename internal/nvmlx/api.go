@@ -204,6 +204,8 @@ type Device interface {
 	// AccountingBufferSize is how many records the driver's circular
 	// buffer holds.
 	AccountingBufferSize() (int, error)
+
+	VgpuDevice
 }
 
 // AccountingStats is one process's accounting record (nvmlAccountingStats_t).
@@ -246,3 +248,102 @@ type MIGAttributes struct {
 	ComputeInstanceSliceCount uint32
 	MemorySizeMiB             uint64
 }
+
+// Virtualization modes of a GPU (nvmlGpuVirtualizationMode_t).
+const (
+	VirtualizationNone        = 0 // bare metal
+	VirtualizationPassthrough = 1 // passed through to a VM
+	VirtualizationVGPU        = 2 // a vGPU, seen from inside a VM
+	VirtualizationHostVGPU    = 3 // a vGPU host: the GPU is shared by VMs
+	VirtualizationHostVSGA    = 4 // a vSGA host
+)
+
+// VgpuDevice is the vGPU-host part of a physical GPU's handle.
+type VgpuDevice interface {
+	// VirtualizationMode is one of the Virtualization… constants.
+	VirtualizationMode() (int, error)
+	// ActiveVgpus lists the vGPU instances running on the GPU.
+	ActiveVgpus() ([]VgpuInstance, error)
+	// VgpuUtilization returns, per vGPU instance, the samples newer than
+	// lastSeen (µs); none newer is an empty slice, not an error.
+	VgpuUtilization(lastSeen uint64) ([]VgpuSample, error)
+	// VgpuProcessUtilization returns the samples of processes inside the
+	// VMs newer than lastSeen (µs); none newer is an empty slice.
+	VgpuProcessUtilization(lastSeen uint64) ([]VgpuProcessSample, error)
+}
+
+// VgpuSample is one utilization sample of a vGPU instance (percent).
+type VgpuSample struct {
+	Instance                          uint32 // the instance's ID
+	Timestamp                         uint64 // CPU time in microseconds
+	SM, Framebuffer, Encoder, Decoder uint32
+}
+
+// VgpuProcessSample is one utilization sample of a process inside a VM.
+type VgpuProcessSample struct {
+	Instance                     uint32 // the vGPU instance the process runs on
+	PID                          uint32 // in the guest
+	Name                         string
+	Timestamp                    uint64 // CPU time in microseconds
+	SM, Memory, Encoder, Decoder uint32
+}
+
+// VgpuInstance is a vGPU instance handle. Every method returns an error from
+// package nverr on failure; a destroyed instance answers nverr.ErrNotFound
+// (or ErrInvalidArgument, on some drivers).
+type VgpuInstance interface {
+	// ID is the instance's nvmlVgpuInstance_t value, the "vGPU ID" of
+	// nvidia-smi; utilization samples name instances by it. ok is false for
+	// a handle whose value nvgo cannot read.
+	ID() (id uint32, ok bool)
+	UUID() (string, error)
+	// VMID is the ID of the VM the instance is attached to, and whether it
+	// is a domain ID (false: a UUID).
+	VMID() (id string, domain bool, err error)
+	VMDriverVersion() (string, error)
+	Type() (VgpuType, error)
+	// FBUsage is the framebuffer memory in use, in bytes.
+	FBUsage() (uint64, error)
+	FrameRateLimit() (uint32, error)
+	EncoderCapacity() (int, error)
+	ECCMode() (bool, error)
+	// GPUInstanceID is the MIG GPU instance backing the vGPU, or NoInstance.
+	GPUInstanceID() (uint32, error)
+	PlacementID() (uint32, error)
+	License() (VgpuLicense, error)
+
+	AccountingMode() (bool, error)
+	AccountingPIDs() ([]uint32, error)
+	AccountingStats(pid uint32) (AccountingStats, error)
+	ClearAccountingPIDs() error
+}
+
+// VgpuType is a vGPU type (profile), e.g. "NVIDIA H100-20C".
+type VgpuType struct {
+	ID          uint32
+	HasID       bool
+	Name        string
+	Class       string // "Compute", "Quadro", "NVS", …; empty when unknown
+	Framebuffer uint64 // bytes; 0 when unknown
+}
+
+// VgpuLicense is nvmlVgpuLicenseInfo_t.
+type VgpuLicense struct {
+	Licensed bool
+	// State is nvmlGridLicenseState_t (0 unknown … 5 licensed).
+	State uint32
+	// ExpiryStatus is NVML_GRID_LICENSE_EXPIRY_*: 0 not available,
+	// 1 invalid, 2 valid, 3 not applicable, 4 permanent.
+	ExpiryStatus               uint8
+	Year                       uint32
+	Month, Day, Hour, Min, Sec uint16
+}
+
+// License expiry statuses (NVML_GRID_LICENSE_EXPIRY_*).
+const (
+	LicenseExpiryNotAvailable  = 0
+	LicenseExpiryInvalid       = 1
+	LicenseExpiryValid         = 2
+	LicenseExpiryNotApplicable = 3
+	LicenseExpiryPermanent     = 4
+)

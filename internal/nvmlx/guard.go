@@ -24,6 +24,7 @@ var versioned = map[string][]string{
 	"nvmlDeviceGetHandleByPciBusId":         {"nvmlDeviceGetHandleByPciBusId", "nvmlDeviceGetHandleByPciBusId_v2"},
 	"nvmlDeviceGetPciInfo":                  {"nvmlDeviceGetPciInfo", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo_v3"},
 	"nvmlDeviceGetAttributes":               {"nvmlDeviceGetAttributes", "nvmlDeviceGetAttributes_v2"},
+	"nvmlVgpuInstanceGetLicenseInfo":        {"nvmlVgpuInstanceGetLicenseInfo_v2", "nvmlVgpuInstanceGetLicenseInfo"},
 }
 
 // symbols is every NVML function this package may call (besides Init and
@@ -47,6 +48,15 @@ var symbols = []string{
 	"nvmlDeviceGetAttributes", "nvmlDeviceGetSamples",
 	"nvmlDeviceGetAccountingMode", "nvmlDeviceSetAccountingMode", "nvmlDeviceGetAccountingPids",
 	"nvmlDeviceGetAccountingStats", "nvmlDeviceGetAccountingBufferSize",
+	"nvmlDeviceGetVirtualizationMode", "nvmlDeviceGetActiveVgpus",
+	"nvmlDeviceGetVgpuUtilization", "nvmlDeviceGetVgpuProcessUtilization",
+	"nvmlVgpuInstanceGetUUID", "nvmlVgpuInstanceGetVmID", "nvmlVgpuInstanceGetVmDriverVersion",
+	"nvmlVgpuInstanceGetType", "nvmlVgpuTypeGetName", "nvmlVgpuTypeGetClass", "nvmlVgpuTypeGetFramebufferSize",
+	"nvmlVgpuInstanceGetFbUsage", "nvmlVgpuInstanceGetFrameRateLimit", "nvmlVgpuInstanceGetEncoderCapacity",
+	"nvmlVgpuInstanceGetEccMode", "nvmlVgpuInstanceGetGpuInstanceId", "nvmlVgpuInstanceGetPlacementId",
+	"nvmlVgpuInstanceGetLicenseInfo",
+	"nvmlVgpuInstanceGetAccountingMode", "nvmlVgpuInstanceGetAccountingPids",
+	"nvmlVgpuInstanceGetAccountingStats", "nvmlVgpuInstanceClearAccountingPids",
 }
 
 type backend struct {
