@@ -84,6 +84,11 @@ func (d *device) wire() {
 	d.GetAccountingStatsFunc = d.getAccountingStats
 	d.GetAccountingBufferSizeFunc = d.getAccountingBufferSize
 	d.ClearAccountingPidsFunc = d.clearAccountingPids
+	d.GetVirtualizationModeFunc = d.getVirtualizationMode
+	d.GetActiveVgpusFunc = d.getActiveVgpus
+	d.GetVgpuUtilizationFunc = d.getVgpuUtilization
+	d.GetVgpuProcessUtilizationFunc = d.getVgpuProcessUtilization
+	d.VgpuTypeGetMaxInstancesFunc = d.vgpuTypeGetMaxInstances
 	d.g.f.wireDevice(d)
 }
 

@@ -11,8 +11,9 @@
 //
 // New builds GPUs from GPUSpecs (Model "a100", "h100", "h200" or "b200"
 // supplies the defaults); Preset builds an 8-GPU DGX-like machine
-// ("dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", and "dgx-a100-mig",
-// "dgx-h100-mig" with MIG devices on GPU 0); ParseScenario and
+// ("dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "dgx-a100-mig" and
+// "dgx-h100-mig" with MIG devices on GPU 0, and "vgpu-h100", a vGPU host
+// with instances on GPUs 0 and 1); ParseScenario and
 // LoadScenario build one from JSON. UUIDs, serial numbers and PCI bus IDs
 // not given are derived from a seed (the preset name, else "fakegpu") and
 // the GPU index, so every run sees the same fleet. The NVML index of a GPU
@@ -35,14 +36,18 @@
 // always safe (go-nvml answers the last three in Go). Init and Shutdown are
 // counted in pairs, as NVML does. A function counts as missing when its
 // NVML symbol ("nvml"+M for an nvml.Interface method M, "nvmlDevice"+M for
-// an nvml.Device method M) was declared missing with MissingSymbols; the
-// three process-list functions count as missing only when the base symbol
-// and its _v2 and _v3 forms all are, since go-nvml binds the newest.
+// an nvml.Device method M, "nvmlVgpuInstance"+M for an nvml.VgpuInstance
+// method, "nvmlVgpuType"+M for an nvml.VgpuTypeId method) was declared
+// missing with MissingSymbols; the three process-list functions count as
+// missing only when the base symbol and its _v2 and _v3 forms all are,
+// since go-nvml binds the newest, and VgpuInstance.GetLicenseInfo only
+// when it and its _v2 are.
 //
-// Every method of nvml.Interface and nvml.Device answers: those the fake
-// does not model return zero values and ERROR_NOT_SUPPORTED, as on a GPU
-// without the feature, never the "method is nil" panic of the plain moq
-// mocks. Library-level twins such as DeviceGetName(dev) forward to the
+// Every method of nvml.Interface, nvml.Device, nvml.VgpuInstance and
+// nvml.VgpuTypeId answers: those the fake does not model return zero values
+// and ERROR_NOT_SUPPORTED, as on a GPU without the feature, never the
+// "method is nil" panic of the plain moq mocks. Library-level twins such
+// as DeviceGetName(dev) and VgpuInstanceGetUUID(vgpu) forward to the
 // handle's method, as the real library does. The seven methods that return
 // handler structs with an unexported handle (GetTemperatureV,
 // GetNvLinkInfo, GetGpuFabricInfoV, GetC2cModeInfoV,
@@ -120,6 +125,51 @@
 // reach them (MIG.Fail does). GPU.RemoveMIGDevice and disabling MIG end
 // MIG devices: their handles answer ERROR_INVALID_ARGUMENT from then on.
 //
+// # vGPU
+//
+// A GPU in host-vGPU mode (GPUSpec.VgpuHost, GPU.SetVgpuHost) reports
+// GetVirtualizationMode GPU_VIRTUALIZATION_MODE_HOST_VGPU (NONE otherwise)
+// and hosts vGPU instances (GPUSpec.Vgpus, GPU.AddVgpu), each a Vgpu with
+// an nvml.VgpuInstance handle. Outside host mode GetActiveVgpus,
+// GetVgpuUtilization and GetVgpuProcessUtilization answer
+// ERROR_NOT_SUPPORTED, as do MIG device handles; in it:
+//   - GetActiveVgpus lists the live instances' handles in creation order,
+//     the same value every time (an empty list, SUCCESS, without any).
+//   - GetVgpuUtilization(lastSeen) returns one sample per instance whose
+//     newest sample is newer than lastSeen (µs on the fake clock, as for
+//     GetSamples): VgpuInstance is the instance ID, SmUtil, MemUtil (the
+//     framebuffer), EncUtil and DecUtil little-endian uint32s, value type
+//     VALUE_TYPE_UNSIGNED_INT. Without instances it succeeds with no
+//     samples; with instances but no newer sample it answers
+//     ERROR_NOT_FOUND. An instance samples when created, at every
+//     Vgpu.SetUtilization and at every Fleet.Advance (the last 120 kept).
+//   - GetVgpuProcessUtilization(lastSeen) returns, per guest process, its
+//     newest sample if newer than lastSeen (ERROR_NOT_FOUND when there is
+//     none), taken as GPU processes' are: at start if busy, at
+//     Vgpu.SetProcessUtilization and at every Fleet.Advance while busy.
+//   - GetMemoryInfo counts the instances' framebuffers as used.
+//
+// An instance's handle answers its identity (GetUUID, GetMdevUUID, GetVmID,
+// GetGpuPciId, GetGpuInstanceId: 0xFFFFFFFF unless MIG-backed),
+// GetVmDriverVersion, GetFbUsage, GetType, GetFrameRateLimit
+// (ERROR_NOT_SUPPORTED with the limiter off), GetEccMode, Get- and
+// SetEncoderCapacity, GetLicenseStatus, GetLicenseInfo (expiry in UTC with
+// status 2, valid; status 4, permanent, without an expiry; status 0 when
+// unlicensed), and per-process accounting of its guest processes,
+// modelled as on a GPU (Vgpu.SetAccountingMode); the rest answer
+// ERROR_NOT_SUPPORTED. It also has Handle() uint32, the instance ID, and
+// GetPlacementId, which go-nvml v0.13.3-1's interface lacks: find them by
+// type assertion. Vgpu.Destroy ends an instance: every method of its handle
+// answers ERROR_NOT_FOUND from then on, and Vgpu.DestroyOnCall arms the next
+// call of a method to do so first. Vgpu.Fail injects errors; the parent's
+// GPU.Fail does not reach the handle, its loss does (ERROR_GPU_IS_LOST).
+//
+// GetType's handle, one per type ID in the fleet, answers GetName,
+// GetFramebufferSize, GetClass ("Compute", "Quadro" or "NVS" by the last
+// letter of the name), GetLicense, GetFrameRateLimit,
+// GetMaxInstances(dev) (the GPU's memory over the type's framebuffer) and
+// GetMaxInstancesPerVm (1), and has Handle() uint32, the type ID.
+//
 // # Faults, metrics and counting
 //
 // GPU.Unsupported and GPU.Fail take metric names (MetricNames) or
@@ -163,7 +213,9 @@
 //
 // Fleet.Calls counts calls by function: library-level methods by name
 // ("DeviceGetCount"), device methods with a "Device." prefix
-// ("Device.GetMemoryInfo_v2"), summed over GPUs and MIG devices.
+// ("Device.GetMemoryInfo_v2"), summed over GPUs and MIG devices, vGPU
+// instance methods with "VgpuInstance." ("VgpuInstance.GetFbUsage") and
+// vGPU type methods with "VgpuTypeId." ("VgpuTypeId.GetName").
 //
 // Fleet's fake clock (Now, Advance) starts at 2025-01-01T00:00:00Z and
 // drives sample and field timestamps and the energy and PCIe byte counters.
@@ -242,6 +294,10 @@
 //	accounting           bool      per-process accounting on (false)
 //	processes            [object]  running processes; replaces a preset's
 //	                               (those of its MIG devices stay)
+//	vgpu_host            bool      host-vGPU mode (true with vgpu_instances);
+//	                               false drops a preset's instances
+//	vgpu_instances       [object]  vGPU instances; need a vGPU host; replace a
+//	                               preset's
 //
 // Keys of a process:
 //
@@ -271,6 +327,38 @@
 //	processes            [object]  its processes, keys as above; type "C"
 //	                               only, instance IDs the device's, PIDs
 //	                               unique on the GPU
+//
+// Keys of a vGPU instance (all optional):
+//
+//	key                  type      meaning (default)
+//	id                   uint>0    vGPU instance ID, unique in the fleet (derived)
+//	uuid                 string    xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, unique in
+//	                               the fleet (derived)
+//	type                 string    type name ending in "-<GiB><class>", e.g.
+//	                               "NVIDIA H100-20C" (a compute type with a quarter
+//	                               of the GPU's memory)
+//	type_id              uint>0    vGPU type ID, one per type in the fleet
+//	                               (derived from the name)
+//	framebuffer_mib      uint>0    the type's framebuffer (the name's GiB × 1024);
+//	                               the instances' must fit in the GPU's memory
+//	vm_id                string    VM ID (derived)
+//	vm_id_type           string    "uuid" or "domain" ("uuid")
+//	vm_driver_version    string    guest driver (the fleet's driver version)
+//	fb_used_mib          uint      framebuffer in use, at most the type's (0)
+//	licensed             bool      (false)
+//	license_expiry       string    RFC 3339 time (none: a permanent licence)
+//	frame_rate_limit     uint      fps; 0 = limiter off (0)
+//	encoder_capacity     0..100    encoder share in % (100)
+//	ecc                  bool      ECC mode (true)
+//	placement_id         uint      GetPlacementId (0)
+//	gpu_instance_id      uint      backing MIG GPU instance (none)
+//	sm_util, fb_util     0..100    GetVgpuUtilization sample (0)
+//	enc_util, dec_util   0..100    GetVgpuUtilization sample (0)
+//	processes            [object]  guest processes: pid (uint>0, unique on the
+//	                               instance, required), name ("python3"),
+//	                               sm_util, mem_util, enc_util, dec_util (0..100)
+//	accounting           object    enabled (bool, false), buffer_size (int>0,
+//	                               4000)
 //
 // # Concurrency
 //

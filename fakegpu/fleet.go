@@ -58,6 +58,7 @@ type Fleet struct {
 	violations  []string
 	dropped     int // violations beyond maxViolations
 	now         time.Time
+	vgpuTypes   map[uint32]*vgpuType // vGPU type handles by type ID
 }
 
 // Compile-time checks.
@@ -79,17 +80,24 @@ func New(gpus ...GPUSpec) *Fleet {
 // build returns a fleet whose derived identities come from seed.
 func build(seed string, specs []GPUSpec) *Fleet {
 	f := &Fleet{
-		seed:     seed,
-		driver:   DefaultDriverVersion,
-		cuda:     DefaultCUDADriverVersion,
-		missing:  make(map[string]bool),
-		failInit: nvml.SUCCESS,
-		fails:    make(map[string]nvml.Return),
-		calls:    make(map[string]int),
-		now:      epoch,
+		seed:      seed,
+		driver:    DefaultDriverVersion,
+		cuda:      DefaultCUDADriverVersion,
+		missing:   make(map[string]bool),
+		failInit:  nvml.SUCCESS,
+		fails:     make(map[string]nvml.Return),
+		calls:     make(map[string]int),
+		now:       epoch,
+		vgpuTypes: make(map[uint32]*vgpuType),
 	}
+	// One set of vGPU identities for the whole fleet: IDs, UUIDs and
+	// type IDs are unique across GPUs.
+	vgpus := &vgpuCheck{taken: newVgpuTaken()}
 	for i, s := range specs {
-		f.gpus = append(f.gpus, newGPU(f, i, s.resolve(seed, i)))
+		f.gpus = append(f.gpus, newGPU(f, i, s.resolveIn(seed, i, vgpus)))
+	}
+	f.VgpuTypeGetMaxInstancesFunc = func(dev nvml.Device, t nvml.VgpuTypeId) (int, nvml.Return) {
+		return vgpuTypeGetMaxInstances(f, dev, t)
 	}
 	f.wireLibrary()
 	for _, g := range f.gpus {
@@ -185,7 +193,9 @@ func (f *Fleet) ClearFail(method string) {
 
 // Calls returns how often each function was called, by name: library-level
 // methods by their nvml.Interface name ("DeviceGetCount"), device methods
-// with a "Device." prefix ("Device.GetMemoryInfo_v2"), summed over GPUs.
+// with a "Device." prefix ("Device.GetMemoryInfo_v2"), summed over GPUs,
+// vGPU instance methods with "VgpuInstance." ("VgpuInstance.GetFbUsage")
+// and vGPU type methods with "VgpuTypeId." ("VgpuTypeId.GetName").
 // Calls that were refused (violations, injected errors) count too.
 func (f *Fleet) Calls() map[string]int {
 	f.mu.Lock()
@@ -249,9 +259,11 @@ func (f *Fleet) Now() time.Time {
 }
 
 // Advance moves the fake clock forward by d (a negative d is ignored). Each
-// running process with non-zero utilization gets a new utilization sample
-// at the new time; the energy counters grow by power × d and the PCIe byte
-// counters by throughput × d.
+// GPU and each vGPU instance takes a utilization sample at the new time, as
+// does each running process (guest processes on vGPU instances included)
+// with non-zero utilization; accounting records integrate up to it; the
+// energy counters grow by power × d and the PCIe byte counters by
+// throughput × d.
 func (f *Fleet) Advance(d time.Duration) {
 	if d <= 0 {
 		return

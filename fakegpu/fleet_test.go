@@ -35,7 +35,7 @@ func TestPresetsHaveEightDistinctGPUsOfTheirModel(t *testing.T) {
 		{"dgx-a100-mig", "NVIDIA A100-SXM4-80GB", 81920, nvml.DEVICE_ARCH_AMPERE, 8, []uint32{4194404, 4194403}},
 		{"dgx-h100-mig", "NVIDIA H100 80GB HBM3", 81920, nvml.DEVICE_ARCH_HOPPER, 9, []uint32{4194404, 4194403}},
 	}
-	if got, want := fakegpu.PresetNames(), []string{"dgx-a100", "dgx-a100-mig", "dgx-b200", "dgx-h100", "dgx-h100-mig", "dgx-h200"}; !slices.Equal(got, want) {
+	if got, want := fakegpu.PresetNames(), []string{"dgx-a100", "dgx-a100-mig", "dgx-b200", "dgx-h100", "dgx-h100-mig", "dgx-h200", "vgpu-h100"}; !slices.Equal(got, want) {
 		t.Errorf("PresetNames() = %v, want %v", got, want)
 	}
 	wantBuses := []string{"18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"}

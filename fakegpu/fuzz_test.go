@@ -16,10 +16,13 @@ import (
 // FuzzParseScenario checks that ParseScenario never panics, that its errors
 // wrap ErrBadScenario, and that a scenario it accepts gives a usable fleet
 // with one GPU per "gpus" entry when there is no preset, whose MIG devices
-// answer by index and UUID.
+// answer by index and UUID, and whose vGPU instances have IDs unique in the
+// fleet and answer through the handles GetActiveVgpus lists.
 func FuzzParseScenario(f *testing.F) {
-	if data, err := os.ReadFile("testdata/scenario-h100.json"); err == nil {
-		f.Add(data)
+	for _, file := range []string{"testdata/scenario-h100.json", "testdata/scenario-vgpu.json"} {
+		if data, err := os.ReadFile(file); err == nil {
+			f.Add(data)
+		}
 	}
 	f.Add([]byte(everyKey))
 	for _, s := range []string{
@@ -32,6 +35,12 @@ func FuzzParseScenario(f *testing.F) {
 		`{"gpus": [{"mig_enabled": true, "mig_devices": [{"uuid": "MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "gi": 3, "ci": 1,
 			"profile": "1c.2g.20gb", "memory_total_mib": 9856, "index": 2, "processes": [{"pid": 5, "used_memory_mib": 10}]}]}]}`,
 		`{"gpus": [{"mig_enabled": true, "mig_devices": [{"gi": 1, "profile": "9g.1gb"}]}]}`,
+		`{"preset": "vgpu-h100", "gpus": [{"vgpu_host": false}, {"vgpu_instances": [{"id": 1, "type": "NVIDIA H100-80C"}]}]}`,
+		`{"gpus": [{"vgpu_instances": [{"id": 1, "uuid": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "type": "NVIDIA H100-20C", "vm_id": "vm",
+			"fb_used_mib": 6144, "licensed": true, "sm_util": 40, "processes": [{"pid": 1234, "name": "python3", "sm_util": 35}],
+			"accounting": {"enabled": true}}, {"type": "X-4Q", "type_id": 3, "license_expiry": "2030-01-01T00:00:00+02:00"}]},
+			{"vgpu_host": true, "vgpu_instances": [{"type_id": 3, "type": "X-4Q"}]}]}`,
+		`{"gpus": [{"vgpu_instances": [{"type": "T", "framebuffer_mib": 1, "vm_id_type": "domain", "encoder_capacity": 0}]}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -59,6 +68,7 @@ func FuzzParseScenario(f *testing.F) {
 		// scenario without missing symbols must answer everything.
 		strict := len(doc.MissingSymbols) == 0
 		n := fleet.Count()
+		vgpuIDs := map[uint32]bool{}
 		if got, ret := fleet.DeviceGetCount(); strict && (ret != nvml.SUCCESS || got != n) {
 			t.Fatalf("DeviceGetCount = %d, %v; want %d", got, ret, n)
 		}
@@ -101,6 +111,33 @@ func FuzzParseScenario(f *testing.F) {
 			}
 			if !strict {
 				continue
+			}
+			d.GetVirtualizationMode()
+			d.GetVgpuUtilization(0)
+			d.GetVgpuProcessUtilization(0)
+			list, ret := d.GetActiveVgpus()
+			if ret == nvml.SUCCESS != fleet.GPU(i).VgpuHost() {
+				t.Fatalf("GPU %d GetActiveVgpus = %v, VgpuHost() = %v", i, ret, fleet.GPU(i).VgpuHost())
+			}
+			for j, h := range list {
+				id := h.(interface{ Handle() uint32 }).Handle()
+				if vgpuIDs[id] {
+					t.Fatalf("GPU %d vGPU instance %d: ID %d repeats another's", i, j, id)
+				}
+				vgpuIDs[id] = true
+				if v := fleet.GPU(i).Vgpu(id); v == nil || v.Instance() != h {
+					t.Fatalf("GPU %d vGPU instance %d (ID %d) is not Vgpu(%d)", i, j, id, id)
+				}
+				for _, ret := range []nvml.Return{
+					func() nvml.Return { _, r := h.GetUUID(); return r }(),
+					func() nvml.Return { _, r := h.GetFbUsage(); return r }(),
+					func() nvml.Return { _, r := h.GetLicenseInfo(); return r }(),
+					func() nvml.Return { typ, r := h.GetType(); typ.GetName(); typ.GetMaxInstances(d); return r }(),
+				} {
+					if ret != nvml.SUCCESS {
+						t.Fatalf("GPU %d vGPU instance %d: %v", i, j, ret)
+					}
+				}
 			}
 			if h, _ := fleet.DeviceGetHandleByUUID(fleet.GPU(i).UUID()); h != d {
 				t.Fatalf("GPU %d not found by its UUID", i)

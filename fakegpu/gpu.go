@@ -52,6 +52,9 @@ type GPU struct {
 	migGen           [maxMigDevices]int // MIG devices created per slot so far
 	accounting       bool
 	acct             []*acctRecord // accounting records, oldest first
+	vgpuHost         bool
+	vgpus            []*Vgpu // live vGPU instances, in creation order
+	vgpuGen          int     // vGPU instances created so far
 }
 
 // newGPU returns an idle GPU for a resolved spec.
@@ -75,6 +78,7 @@ func newGPU(f *Fleet, index int, spec GPUSpec) *GPU {
 		unsupported: make(map[string]bool),
 		fails:       make(map[string]nvml.Return),
 		accounting:  spec.Accounting,
+		vgpuHost:    spec.VgpuHost,
 	}
 	if !spec.HasFan {
 		for _, m := range metricMethods["fan_speed"] {
@@ -88,6 +92,11 @@ func newGPU(f *Fleet, index int, spec GPUSpec) *GPU {
 	for _, ms := range spec.MIGDevices {
 		// resolve made the layout valid: this cannot fail.
 		g.addMIGLocked(ms)
+	}
+	for _, vs := range spec.Vgpus {
+		// resolve made the instances valid and build unique in the
+		// fleet: this cannot fail.
+		g.addVgpuLocked(vs)
 	}
 	return g
 }
@@ -109,11 +118,12 @@ func (g *GPU) Name() string { return g.spec.Name }
 func (g *GPU) Serial() string { return g.spec.Serial }
 
 // Spec returns the GPU's identity with every default filled in, and the
-// MIG layout it started with, resolved (see MIGDevices for the current
-// one).
+// MIG layout and vGPU instances it started with, resolved (see MIGDevices
+// and Vgpus for the current ones).
 func (g *GPU) Spec() GPUSpec {
 	s := g.spec
 	s.MIGDevices = cloneMIGSpecs(s.MIGDevices)
+	s.Vgpus = cloneVgpuSpecs(s.Vgpus)
 	return s
 }
 
@@ -330,7 +340,7 @@ func (g *GPU) Lose() {
 
 // allocatedLocked is the allocated memory in bytes, excluding reserved:
 // the memory of the processes on the GPU itself plus what its MIG devices
-// use.
+// use and the framebuffers of its vGPU instances.
 func (g *GPU) allocatedLocked() uint64 {
 	avail := g.spec.MemoryTotal - g.spec.MemoryReserved
 	if g.memUsedSet {
@@ -347,6 +357,7 @@ func (g *GPU) allocatedLocked() uint64 {
 			sum = addSat(sum, m.usedLocked())
 		}
 	}
+	sum = addSat(sum, g.vgpuFramebufferLocked())
 	return min(sum, avail)
 }
 
@@ -371,6 +382,9 @@ func (g *GPU) advanceLocked(d time.Duration) {
 			p.sampleAt(ts)
 		}
 		g.observeLocked(p)
+	}
+	for _, v := range g.vgpus {
+		v.advanceLocked(ts)
 	}
 }
 

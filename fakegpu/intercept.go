@@ -10,17 +10,20 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
-// Every …Func field of the fleet's and the devices' moq mocks goes through
-// one interceptor, built here by reflection: fields left nil get a stub
-// answering ERROR_NOT_SUPPORTED, then each field is wrapped so that a call
-// is counted, checked against the rules of the real library (a call that
+// Every …Func field of the moq mocks of the fleet and of its handles
+// (devices, vGPU instances, vGPU types) goes through one interceptor, built
+// here by reflection: fields left nil get a stub answering
+// ERROR_NOT_SUPPORTED, then each field is wrapped so that a call is
+// counted, checked against the rules of the real library (a call that
 // would kill a real process is refused and recorded as a violation), and
 // subjected to injected faults before it reaches the implementation.
 
 var (
-	returnType = reflect.TypeOf(nvml.SUCCESS)
-	errorType  = reflect.TypeOf((*error)(nil)).Elem()
-	deviceType = reflect.TypeOf((*nvml.Device)(nil)).Elem()
+	returnType       = reflect.TypeOf(nvml.SUCCESS)
+	errorType        = reflect.TypeOf((*error)(nil)).Elem()
+	deviceType       = reflect.TypeOf((*nvml.Device)(nil)).Elem()
+	vgpuInstanceType = reflect.TypeOf((*nvml.VgpuInstance)(nil)).Elem()
+	vgpuTypeIdType   = reflect.TypeOf((*nvml.VgpuTypeId)(nil)).Elem()
 )
 
 // initFree are the library-level methods a real process may call without a
@@ -33,13 +36,29 @@ var initFree = map[string]bool{
 	"ErrorString":   true,
 }
 
-// versioned are the NVML functions go-nvml binds to the newest of the base
-// symbol, "_v2" and "_v3"; they are missing only when all three are.
-var versioned = map[string]bool{
-	"nvmlDeviceGetComputeRunningProcesses":    true,
-	"nvmlDeviceGetGraphicsRunningProcesses":   true,
-	"nvmlDeviceGetMPSComputeRunningProcesses": true,
+// versions are the NVML functions go-nvml binds to the newest of several
+// versioned symbols, with the suffixes of the newer ones; such a function is
+// missing only when every version is.
+var versions = map[string][]string{
+	"nvmlDeviceGetComputeRunningProcesses":    {"_v2", "_v3"},
+	"nvmlDeviceGetGraphicsRunningProcesses":   {"_v2", "_v3"},
+	"nvmlDeviceGetMPSComputeRunningProcesses": {"_v2", "_v3"},
+	"nvmlVgpuInstanceGetLicenseInfo":          {"_v2"},
 }
+
+// scope says whose function a site is: it names the function and picks the
+// faults that apply to it.
+type scope struct {
+	prefix    string // of counted names: "", "Device.", "VgpuInstance.", "VgpuTypeId."
+	symPrefix string // of NVML symbols: "nvml", "nvmlDevice", "nvmlVgpuInstance", "nvmlVgpuType"
+	gpu       *GPU   // a device handle's GPU (a MIG device's parent)
+	mig       *MIG   // a MIG device handle's device
+	vgpu      *Vgpu  // a vGPU instance handle's instance
+	vgpuType  bool   // a vGPU type handle: no faults but the library's
+}
+
+// libraryScope is that of the fleet's own nvml.Interface methods.
+var libraryScope = scope{symPrefix: "nvml"}
 
 // site is one function of the fake: where a call goes and how it is checked.
 type site struct {
@@ -47,20 +66,20 @@ type site struct {
 	method   string   // bare method name, the key of injected faults
 	symbols  []string // NVML symbols; missing only when all are
 	initFree bool
-	gpu      *GPU // nil for library-level functions
-	mig      *MIG // the MIG device of a MIG handle's function
+	scope
 	outs     []reflect.Type
 	variadic bool
 }
 
-func newSite(name, method, symbol string, gpu *GPU, ft reflect.Type) *site {
-	s := &site{name: name, method: method, gpu: gpu, variadic: ft.IsVariadic()}
-	if gpu == nil {
+func newSite(sc scope, method string, ft reflect.Type) *site {
+	symbol := sc.symPrefix + method
+	s := &site{name: sc.prefix + method, method: method, scope: sc, variadic: ft.IsVariadic()}
+	if sc == libraryScope {
 		s.initFree = initFree[method]
 	}
 	s.symbols = []string{symbol}
-	if versioned[symbol] {
-		s.symbols = append(s.symbols, symbol+"_v2", symbol+"_v3")
+	for _, v := range versions[symbol] {
+		s.symbols = append(s.symbols, symbol+v)
 	}
 	for i := 0; i < ft.NumOut(); i++ {
 		s.outs = append(s.outs, ft.Out(i))
@@ -86,25 +105,27 @@ func (s *site) results(ret nvml.Return) []reflect.Value {
 }
 
 // wireInterface wires the fleet's nvml.Interface and ExtendedInterface
-// mocks. A nil "DeviceX(dev, …)" method forwards to the handle's X, as the
-// real library does; other nil methods are stubs.
+// mocks. A nil "DeviceX(dev, …)", "VgpuInstanceX(vgpu, …)" or
+// "VgpuTypeX(vgpuType, …)" method forwards to the handle's X, as the real
+// library does; other nil methods are stubs.
 func (f *Fleet) wireInterface() {
 	for _, mockValue := range []reflect.Value{
 		reflect.ValueOf(&f.Interface).Elem(),
 		reflect.ValueOf(&f.ExtendedInterface).Elem(),
 	} {
-		f.wire(mockValue, nil, nil, f.forwarder)
+		f.wire(mockValue, libraryScope, f.forwarder)
 	}
 }
 
 // wireDevice wires a device handle's mock, a GPU's or a MIG device's; nil
 // methods are stubs.
 func (f *Fleet) wireDevice(d *device) {
-	f.wire(reflect.ValueOf(&d.Device).Elem(), d.g, d.m, nil)
+	f.wire(reflect.ValueOf(&d.Device).Elem(), scope{prefix: "Device.", symPrefix: "nvmlDevice", gpu: d.g, mig: d.m}, nil)
 }
 
-// wire wraps every …Func field of the addressable moq struct v.
-func (f *Fleet) wire(v reflect.Value, gpu *GPU, mig *MIG, fallback func(method string, ft reflect.Type) (reflect.Value, bool)) {
+// wire wraps every …Func field of the addressable struct v (a moq mock, or
+// a handle with …Func fields of its own).
+func (f *Fleet) wire(v reflect.Value, sc scope, fallback func(method string, ft reflect.Type) (reflect.Value, bool)) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
@@ -112,12 +133,7 @@ func (f *Fleet) wire(v reflect.Value, gpu *GPU, mig *MIG, fallback func(method s
 		if !ok || !sf.IsExported() || sf.Type.Kind() != reflect.Func {
 			continue
 		}
-		name, symbol := method, "nvml"+method
-		if gpu != nil {
-			name, symbol = "Device."+method, "nvmlDevice"+method
-		}
-		s := newSite(name, method, symbol, gpu, sf.Type)
-		s.mig = mig
+		s := newSite(sc, method, sf.Type)
 		// Copy the func out of the field: the field itself is about to
 		// hold the wrapper.
 		impl := reflect.ValueOf(v.Field(i).Interface())
@@ -144,26 +160,53 @@ func stub(s *site, ft reflect.Type) reflect.Value {
 	})
 }
 
+// twinKinds are the handle types whose methods have library-level twins:
+// "<prefix>X(handle, args…)" forwards to the handle's X if the handle is
+// one of this fleet's.
+var twinKinds = []struct {
+	prefix string
+	handle reflect.Type // the nvml interface of the first parameter
+	impl   reflect.Type // the fake's handle type
+	ours   func(f *Fleet, h any) (reflect.Value, bool)
+}{
+	{"Device", deviceType, reflect.TypeOf((*device)(nil)), func(f *Fleet, h any) (reflect.Value, bool) {
+		d, ok := h.(*device)
+		return reflect.ValueOf(d), ok && d != nil && d.g.f == f
+	}},
+	{"VgpuInstance", vgpuInstanceType, reflect.TypeOf((*vgpuHandle)(nil)), func(f *Fleet, h any) (reflect.Value, bool) {
+		v, ok := h.(*vgpuHandle)
+		return reflect.ValueOf(v), ok && v != nil && v.v.g.f == f
+	}},
+	{"VgpuType", vgpuTypeIdType, reflect.TypeOf((*vgpuType)(nil)), func(f *Fleet, h any) (reflect.Value, bool) {
+		t, ok := h.(*vgpuType)
+		return reflect.ValueOf(t), ok && t != nil && t.f == f
+	}},
+}
+
 // forwarder implements a library-level "DeviceX(dev, args…)" method by
 // calling dev.X(args…) on one of this fleet's handles, if the signatures
-// match. Another device is ERROR_INVALID_ARGUMENT.
+// match; likewise "VgpuInstanceX(vgpu, args…)" and "VgpuTypeX(vgpuType,
+// args…)". Another fleet's handle, or nil, is ERROR_INVALID_ARGUMENT.
 func (f *Fleet) forwarder(method string, ft reflect.Type) (reflect.Value, bool) {
-	name, ok := strings.CutPrefix(method, "Device")
-	if !ok || ft.NumIn() == 0 || ft.In(0) != deviceType || ft.IsVariadic() {
-		return reflect.Value{}, false
-	}
-	m, ok := reflect.TypeOf((*device)(nil)).MethodByName(name)
-	if !ok || !sameSignature(m.Type, ft) {
-		return reflect.Value{}, false
-	}
-	s := newSite(method, method, "", nil, ft)
-	return reflect.MakeFunc(ft, func(args []reflect.Value) []reflect.Value {
-		d, ok := args[0].Interface().(*device)
-		if !ok || d == nil || d.g.f != f {
-			return s.results(nvml.ERROR_INVALID_ARGUMENT)
+	for _, k := range twinKinds {
+		name, ok := strings.CutPrefix(method, k.prefix)
+		if !ok || ft.NumIn() == 0 || ft.In(0) != k.handle || ft.IsVariadic() {
+			continue
 		}
-		return reflect.ValueOf(d).Method(m.Index).Call(args[1:])
-	}), true
+		m, ok := k.impl.MethodByName(name)
+		if !ok || !sameSignature(m.Type, ft) {
+			return reflect.Value{}, false
+		}
+		s := newSite(libraryScope, method, ft)
+		return reflect.MakeFunc(ft, func(args []reflect.Value) []reflect.Value {
+			h, ok := k.ours(f, args[0].Interface())
+			if !ok {
+				return s.results(nvml.ERROR_INVALID_ARGUMENT)
+			}
+			return h.Method(m.Index).Call(args[1:])
+		}), true
+	}
+	return reflect.Value{}, false
 }
 
 // sameSignature reports whether method type mt (receiver first) takes the
@@ -212,6 +255,12 @@ func (f *Fleet) admit(s *site) nvml.Return {
 			f.violateLocked(fmt.Sprintf("%s called but the driver lacks %s", s.name, strings.Join(s.symbols, ", ")))
 			return nvml.ERROR_FUNCTION_NOT_FOUND
 		}
+	}
+	if s.vgpuType {
+		return nvml.SUCCESS // types are fixed: nothing to inject
+	}
+	if v := s.vgpu; v != nil {
+		return v.admitLocked(s.method)
 	}
 	if m := s.mig; m != nil {
 		// The parent's injected faults are its own; a MIG device has its

@@ -2537,3 +2537,143 @@ func (f *Fleet) VgpuTypeGetNumDisplayHeads(vgpuTypeId nvml.VgpuTypeId) (int, nvm
 func (f *Fleet) VgpuTypeGetResolution(vgpuTypeId nvml.VgpuTypeId, n int) (uint32, uint32, nvml.Return) {
 	return f.Interface.VgpuTypeGetResolutionFunc(vgpuTypeId, n)
 }
+
+func (f *Fleet) LookupSymbol(s string) error { return f.ExtendedInterface.LookupSymbolFunc(s) }
+
+func (h *vgpuHandle) ClearAccountingPids() nvml.Return {
+	return h.VgpuInstance.ClearAccountingPidsFunc()
+}
+
+func (h *vgpuHandle) GetAccountingMode() (nvml.EnableState, nvml.Return) {
+	return h.VgpuInstance.GetAccountingModeFunc()
+}
+
+func (h *vgpuHandle) GetAccountingPids() ([]int, nvml.Return) {
+	return h.VgpuInstance.GetAccountingPidsFunc()
+}
+
+func (h *vgpuHandle) GetAccountingStats(n int) (nvml.AccountingStats, nvml.Return) {
+	return h.VgpuInstance.GetAccountingStatsFunc(n)
+}
+
+func (h *vgpuHandle) GetEccMode() (nvml.EnableState, nvml.Return) {
+	return h.VgpuInstance.GetEccModeFunc()
+}
+
+func (h *vgpuHandle) GetEncoderCapacity() (int, nvml.Return) {
+	return h.VgpuInstance.GetEncoderCapacityFunc()
+}
+
+func (h *vgpuHandle) GetEncoderSessions() (int, nvml.EncoderSessionInfo, nvml.Return) {
+	return h.VgpuInstance.GetEncoderSessionsFunc()
+}
+
+func (h *vgpuHandle) GetEncoderStats() (int, uint32, uint32, nvml.Return) {
+	return h.VgpuInstance.GetEncoderStatsFunc()
+}
+
+func (h *vgpuHandle) GetFBCSessions() (int, nvml.FBCSessionInfo, nvml.Return) {
+	return h.VgpuInstance.GetFBCSessionsFunc()
+}
+
+func (h *vgpuHandle) GetFBCStats() (nvml.FBCStats, nvml.Return) {
+	return h.VgpuInstance.GetFBCStatsFunc()
+}
+
+func (h *vgpuHandle) GetFbUsage() (uint64, nvml.Return) { return h.VgpuInstance.GetFbUsageFunc() }
+
+func (h *vgpuHandle) GetFrameRateLimit() (uint32, nvml.Return) {
+	return h.VgpuInstance.GetFrameRateLimitFunc()
+}
+
+func (h *vgpuHandle) GetGpuInstanceId() (int, nvml.Return) {
+	return h.VgpuInstance.GetGpuInstanceIdFunc()
+}
+
+func (h *vgpuHandle) GetGpuPciId() (string, nvml.Return) { return h.VgpuInstance.GetGpuPciIdFunc() }
+
+func (h *vgpuHandle) GetLicenseInfo() (nvml.VgpuLicenseInfo, nvml.Return) {
+	return h.VgpuInstance.GetLicenseInfoFunc()
+}
+
+func (h *vgpuHandle) GetLicenseStatus() (int, nvml.Return) {
+	return h.VgpuInstance.GetLicenseStatusFunc()
+}
+
+func (h *vgpuHandle) GetMdevUUID() (string, nvml.Return) { return h.VgpuInstance.GetMdevUUIDFunc() }
+
+func (h *vgpuHandle) GetMetadata() (nvml.VgpuMetadata, nvml.Return) {
+	return h.VgpuInstance.GetMetadataFunc()
+}
+
+func (h *vgpuHandle) GetRuntimeStateSize() (nvml.VgpuRuntimeState, nvml.Return) {
+	return h.VgpuInstance.GetRuntimeStateSizeFunc()
+}
+
+func (h *vgpuHandle) GetType() (nvml.VgpuTypeId, nvml.Return) { return h.VgpuInstance.GetTypeFunc() }
+
+func (h *vgpuHandle) GetUUID() (string, nvml.Return) { return h.VgpuInstance.GetUUIDFunc() }
+
+func (h *vgpuHandle) GetVmDriverVersion() (string, nvml.Return) {
+	return h.VgpuInstance.GetVmDriverVersionFunc()
+}
+
+func (h *vgpuHandle) GetVmID() (string, nvml.VgpuVmIdType, nvml.Return) {
+	return h.VgpuInstance.GetVmIDFunc()
+}
+
+func (h *vgpuHandle) SetEncoderCapacity(n int) nvml.Return {
+	return h.VgpuInstance.SetEncoderCapacityFunc(n)
+}
+
+func (t *vgpuType) GetBAR1Info() (nvml.VgpuTypeBar1Info, nvml.Return) {
+	return t.VgpuTypeId.GetBAR1InfoFunc()
+}
+
+func (t *vgpuType) GetCapabilities(vgpuCapability nvml.VgpuCapability) (bool, nvml.Return) {
+	return t.VgpuTypeId.GetCapabilitiesFunc(vgpuCapability)
+}
+
+func (t *vgpuType) GetClass() (string, nvml.Return) { return t.VgpuTypeId.GetClassFunc() }
+
+func (t *vgpuType) GetCreatablePlacements(device nvml.Device) (nvml.VgpuPlacementList, nvml.Return) {
+	return t.VgpuTypeId.GetCreatablePlacementsFunc(device)
+}
+
+func (t *vgpuType) GetDeviceID() (uint64, uint64, nvml.Return) { return t.VgpuTypeId.GetDeviceIDFunc() }
+
+func (t *vgpuType) GetFrameRateLimit() (uint32, nvml.Return) {
+	return t.VgpuTypeId.GetFrameRateLimitFunc()
+}
+
+func (t *vgpuType) GetFramebufferSize() (uint64, nvml.Return) {
+	return t.VgpuTypeId.GetFramebufferSizeFunc()
+}
+
+func (t *vgpuType) GetGpuInstanceProfileId() (uint32, nvml.Return) {
+	return t.VgpuTypeId.GetGpuInstanceProfileIdFunc()
+}
+
+func (t *vgpuType) GetLicense() (string, nvml.Return) { return t.VgpuTypeId.GetLicenseFunc() }
+
+func (t *vgpuType) GetMaxInstances(device nvml.Device) (int, nvml.Return) {
+	return t.VgpuTypeId.GetMaxInstancesFunc(device)
+}
+
+func (t *vgpuType) GetMaxInstancesPerVm() (int, nvml.Return) {
+	return t.VgpuTypeId.GetMaxInstancesPerVmFunc()
+}
+
+func (t *vgpuType) GetName() (string, nvml.Return) { return t.VgpuTypeId.GetNameFunc() }
+
+func (t *vgpuType) GetNumDisplayHeads() (int, nvml.Return) {
+	return t.VgpuTypeId.GetNumDisplayHeadsFunc()
+}
+
+func (t *vgpuType) GetResolution(n int) (uint32, uint32, nvml.Return) {
+	return t.VgpuTypeId.GetResolutionFunc(n)
+}
+
+func (t *vgpuType) GetSupportedPlacements(device nvml.Device) (nvml.VgpuPlacementList, nvml.Return) {
+	return t.VgpuTypeId.GetSupportedPlacementsFunc(device)
+}

@@ -5,6 +5,7 @@ package fakegpu
 import (
 	"fmt"
 	"sort"
+	"time"
 )
 
 // preset is a whole-machine fleet: eight SXM boards of one model, like the
@@ -12,6 +13,7 @@ import (
 type preset struct {
 	model string
 	mig   bool // GPU 0 partitioned (migLayouts), GPU 1 with MIG and no devices
+	vgpu  bool // every GPU a vGPU host, GPUs 0 and 1 with vgpuLayouts
 }
 
 // presets are the whole-machine fleets, by name.
@@ -22,6 +24,7 @@ var presets = map[string]preset{
 	"dgx-b200":     {model: "b200"},
 	"dgx-a100-mig": {model: "a100", mig: true},
 	"dgx-h100-mig": {model: "h100", mig: true},
+	"vgpu-h100":    {model: "h100", vgpu: true},
 }
 
 // migLayouts are the MIG devices of GPU 0 of the "-mig" presets: a 3g, a 2g
@@ -37,6 +40,33 @@ var migLayouts = map[string][]MIGSpec{
 		{Index: 0, GI: 2, CI: 0, Profile: "3g.40gb", MemoryTotalMiB: 40448, Processes: []Process{migPresetProcess}},
 		{Index: 1, GI: 3, CI: 0, Profile: "2g.20gb", MemoryTotalMiB: 20096},
 		{Index: 3, GI: 9, CI: 0, Profile: "1g.10gb", MemoryTotalMiB: 9984},
+	},
+}
+
+// vgpuLayouts are the vGPU instances of GPUs 0 and 1 of the "vgpu-"
+// preset: on GPU 0 four 20 GiB compute instances, two licensed and busy
+// (one licence expiring, one permanent), one licensed and idle, one
+// unlicensed with an older guest driver; on GPU 1 two 40 GiB instances
+// with accounting on, one guest process each. Guest PIDs are the VMs'
+// own. Each busy instance's SM and FB utilization is the sum of its
+// processes'.
+var vgpuLayouts = [][]VgpuSpec{
+	{
+		{Type: "NVIDIA H100-20C", FBUsedMiB: 12288, Licensed: true, LicenseExpiry: time.Date(2026, time.June, 30, 23, 59, 59, 0, time.UTC),
+			SM: 40, FB: 25, Processes: []VgpuProcess{
+				{PID: 2817, Name: "python3", SM: 28, Mem: 18},
+				{PID: 2854, Name: "python3", SM: 12, Mem: 7},
+			}},
+		{Type: "NVIDIA H100-20C", FBUsedMiB: 16384, Licensed: true,
+			SM: 35, FB: 20, Processes: []VgpuProcess{{PID: 1733, Name: "tritonserver", SM: 35, Mem: 20}}},
+		{Type: "NVIDIA H100-20C", FBUsedMiB: 512, Licensed: true},
+		{Type: "NVIDIA H100-20C", FBUsedMiB: 256, VMDriverVersion: "535.161.08"},
+	},
+	{
+		{Type: "NVIDIA H100-40C", FBUsedMiB: 30720, Licensed: true, SM: 60, FB: 40, Accounting: true,
+			Processes: []VgpuProcess{{PID: 4120, Name: "python3", SM: 60, Mem: 40}}},
+		{Type: "NVIDIA H100-40C", FBUsedMiB: 8192, Licensed: true, SM: 25, FB: 10, Accounting: true,
+			Processes: []VgpuProcess{{PID: 991, Name: "python3", SM: 25, Mem: 10}}},
 	},
 }
 
@@ -72,6 +102,17 @@ func PresetNames() []string {
 // instance 3) and 3 (1g.10gb, GPU instance 9), all compute instance 0,
 // index 2 free; GPU 1 has MIG enabled and no MIG devices. Neither runs a
 // process outside MIG devices, so the busy PIDs are 4194404 and 4194403.
+//
+// "vgpu-h100" is the H100 machine as a vGPU host: every GPU is in
+// host-vGPU mode and runs no process of its own. GPU 0 hosts four
+// "NVIDIA H100-20C" instances: two licensed and busy (SM 40% with guest
+// PIDs 2817 and 2854, a licence expiring 2026-06-30T23:59:59Z; SM 35% with
+// PID 1733 "tritonserver", a permanent licence), one licensed and idle,
+// one unlicensed with guest driver 535.161.08. GPU 1 hosts two
+// "NVIDIA H100-40C" instances with accounting on, running PIDs 4120 (SM
+// 60%) and 991 (SM 25%). GPUs 2–7 host none. A host GPU's utilization is
+// the sum of its instances'; IDs, UUIDs and VM IDs are derived from the
+// preset name.
 func Preset(name string) (*Fleet, error) {
 	specs, err := presetSpecs(name)
 	if err != nil {
@@ -98,6 +139,14 @@ func presetSpecs(name string) ([]GPUSpec, error) {
 		specs[0].MIGEnabled, specs[0].MIGDevices = true, cloneMIGSpecs(migLayouts[p.model])
 		specs[1].MIGEnabled = true
 	}
+	if p.vgpu {
+		for i := range specs {
+			specs[i].VgpuHost = true
+			if i < len(vgpuLayouts) {
+				specs[i].Vgpus = cloneVgpuSpecs(vgpuLayouts[i])
+			}
+		}
+	}
 	return specs, nil
 }
 
@@ -117,11 +166,15 @@ var busyLoads = []busyLoad{
 
 // applyPresetLoad gives preset GPU g its deterministic starting load. A
 // GPU with MIG enabled gets no process of its own: real ones run on MIG
-// devices.
+// devices. Neither does a vGPU host, whose load is its instances'.
 func applyPresetLoad(g *GPU) {
 	g.f.mu.Lock()
 	defer g.f.mu.Unlock()
 	i := g.index
+	if g.vgpuHost {
+		applyVgpuHostLoadLocked(g)
+		return
+	}
 	if i >= len(busyLoads) {
 		// Idle: a few degrees and watts of spread so GPUs differ.
 		g.temp = 31 + uint32(i%4)
@@ -151,6 +204,23 @@ func applyPresetLoad(g *GPU) {
 		SM:         l.util,
 		Mem:        l.memUtil,
 	}, nil)
+}
+
+// applyVgpuHostLoadLocked gives a vGPU host preset GPU the load of its
+// instances: their SM and FB utilization summed, and power and temperature
+// to match.
+func applyVgpuHostLoadLocked(g *GPU) {
+	var sm, fb uint32
+	for _, v := range g.vgpus {
+		sm, fb = sm+v.sm, fb+v.fb
+	}
+	g.gpuUtil, g.memUtil = pct(sm), pct(fb)
+	g.temp = 31 + uint32(g.index%4) + g.gpuUtil*35/100
+	g.power = g.spec.IdlePower + uint32(g.index)*700 + (g.limit-g.spec.IdlePower)*g.gpuUtil/100
+	g.pcieTx, g.pcieRx = 20+10*g.gpuUtil, 35+40*g.gpuUtil
+	if g.gpuUtil > 0 {
+		g.clocks.Graphics, g.clocks.SM, g.clocks.Video = g.maxClocks.Graphics, g.maxClocks.Graphics, g.maxClocks.Video
+	}
 }
 
 // presetPIDBase is above the largest PID Linux can hand out (pid_max is at

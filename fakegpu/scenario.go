@@ -75,6 +75,8 @@ type scenarioGPU struct {
 	Lost              *bool           `json:"lost"`
 	Processes         json.RawMessage `json:"processes"`
 	Accounting        *bool           `json:"accounting"`
+	VgpuHost          *bool           `json:"vgpu_host"`
+	VgpuInstances     json.RawMessage `json:"vgpu_instances"`
 }
 
 // scenarioClocks is "clocks" or "max_clocks".
@@ -140,6 +142,9 @@ type gpuPlan struct {
 	unsup     []string
 	failKeys  []string
 	fails     map[string]nvml.Return
+	vgpus     []VgpuSpec
+	vgpuRaw   []scenarioVgpu // as written, for error keys and what VgpuSpec cannot say
+	hasVgpus  bool
 }
 
 // LoadScenario reads a scenario file and returns its fleet (see
@@ -205,6 +210,9 @@ func ParseScenario(data []byte) (*Fleet, error) {
 		}
 	}
 	if err := checkUnique(specs, plans, seed); err != nil {
+		return nil, err
+	}
+	if err := checkVgpusUnique(specs, plans, seed); err != nil {
 		return nil, err
 	}
 
@@ -362,6 +370,9 @@ func parseGPU(raw json.RawMessage, path string) (*gpuPlan, error) {
 		return nil, err
 	}
 	if err := p.parseMIGs(pids); err != nil {
+		return nil, err
+	}
+	if err := p.parseVgpus(); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -607,6 +618,9 @@ func (p *gpuPlan) overrideSpec(s *GPUSpec) error {
 	if is := s.firstMIGIssue(); is != nil {
 		return p.migError(is)
 	}
+	if err := p.overrideVgpus(s); err != nil {
+		return err
+	}
 
 	full := s.resolve("", 0)
 	if r.MemoryReservedMiB != nil && s.MemoryReserved >= full.MemoryTotal {
@@ -737,6 +751,7 @@ func (p *gpuPlan) apply(g *GPU) error {
 			return bad(keyPath(indexPath(keyPath(p.path, "processes"), i), "pid"), "%v", err)
 		}
 	}
+	p.applyVgpus(g)
 	if r.FanSpeed != nil {
 		g.Supported("fan_speed")
 	}

@@ -75,6 +75,15 @@ type GPUSpec struct {
 	// AccountingBufferSize is how many accounting records the GPU keeps
 	// (GetAccountingBufferSize); zero means DefaultAccountingBufferSize.
 	AccountingBufferSize int
+	// VgpuHost starts the GPU in host-vGPU virtualization mode
+	// (GetVirtualizationMode GPU_VIRTUALIZATION_MODE_HOST_VGPU), the mode
+	// in which it hosts vGPU instances; GPU.SetVgpuHost changes it later.
+	VgpuHost bool
+	// Vgpus are the vGPU instances the GPU starts with, in creation order;
+	// a non-empty list implies VgpuHost. GPU.AddVgpu and Vgpu.Destroy
+	// change them later; GPU.Spec keeps reporting the starting ones,
+	// resolved.
+	Vgpus []VgpuSpec
 }
 
 // model is a named set of GPUSpec defaults.
@@ -178,6 +187,9 @@ func (s GPUSpec) Validate() error {
 	if s.AccountingBufferSize < 0 {
 		return fmt.Errorf("fakegpu: GPUSpec.AccountingBufferSize: want a positive size (or 0 for %d), got %d", DefaultAccountingBufferSize, s.AccountingBufferSize)
 	}
+	if is := s.firstVgpuIssue(); is != nil {
+		return fmt.Errorf("fakegpu: %s", is.describeIn(fmt.Sprintf("GPUSpec.Vgpus[%d]", is.inst)))
+	}
 	return nil
 }
 
@@ -191,6 +203,21 @@ func (s GPUSpec) memoryTotal() uint64 {
 		base, _ = ModelSpec(defaultModel)
 	}
 	return base.MemoryTotal
+}
+
+// firstVgpuIssue returns the first problem with the vGPU instances, or
+// nil.
+func (s GPUSpec) firstVgpuIssue() *vgpuIssue {
+	var first *vgpuIssue
+	s.resolveIn(defaultSeed, 0, &vgpuCheck{
+		owner: func(j int) string { return fmt.Sprintf("GPUSpec.Vgpus[%d]", j) },
+		report: func(is vgpuIssue) {
+			if first == nil {
+				first = &is
+			}
+		},
+	})
+	return first
 }
 
 // firstMIGIssue returns the first problem with the MIG layout, or nil.
@@ -213,6 +240,19 @@ func (s GPUSpec) firstMIGIssue() *migIssue {
 // of GPU index in a fleet with the given seed. Values New cannot use are
 // replaced by defaults, so resolve never fails.
 func (s GPUSpec) resolve(seed string, index int) GPUSpec {
+	return s.resolveIn(seed, index, nil)
+}
+
+// vgpuCheck says how resolveIn checks a GPU's vGPU instances.
+type vgpuCheck struct {
+	taken  *vgpuTaken         // held by the fleet's other GPUs; the GPU's are added
+	owner  func(j int) string // how problems name the j-th instance
+	report func(vgpuIssue)    // hears of each problem before it is fixed
+}
+
+// resolveIn is resolve with its vGPU instances checked by vc; nil means
+// alone on the GPU, silently.
+func (s GPUSpec) resolveIn(seed string, index int, vc *vgpuCheck) GPUSpec {
 	base, err := ModelSpec(s.Model)
 	if err != nil {
 		base, _ = ModelSpec(defaultModel)
@@ -276,5 +316,18 @@ func (s GPUSpec) resolve(seed string, index int) GPUSpec {
 		memTotal:   r.MemoryTotal,
 		positional: positionalMIGs(s.MIGDevices),
 	}, s.MIGDevices)
+	r.VgpuHost = s.VgpuHost || len(s.Vgpus) > 0
+	if vc == nil {
+		vc = &vgpuCheck{}
+	}
+	r.Vgpus = layoutVgpus(vgpuLayout{
+		seed:     seed,
+		gpu:      index,
+		gpuName:  r.Name,
+		memTotal: r.MemoryTotal,
+		taken:    vc.taken,
+		owner:    vc.owner,
+		report:   vc.report,
+	}, s.Vgpus)
 	return r
 }

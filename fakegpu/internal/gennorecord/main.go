@@ -1,6 +1,8 @@
 // Command gennorecord writes fakegpu's norecord.go: a method on the fake's
-// device and Fleet for every method of go-nvml's mock.Device and
-// mock.Interface, calling the mock's …Func field directly.
+// device, Fleet, vGPU instance handle and vGPU type handle for every method
+// of go-nvml's mock.Device, mock.Interface, mock.ExtendedInterface,
+// mock.VgpuInstance and mock.VgpuTypeId, calling the mock's …Func field
+// directly.
 //
 // The moq-generated mocks append every call, with its arguments, to a slice
 // that is never emptied, so a fake fleet that answers for hours (a daemon
@@ -38,6 +40,9 @@ func main() {
 	for _, t := range []struct{ file, mock, recv string }{
 		{"device.go", "Device", "d *device"},
 		{"interface.go", "Interface", "f *Fleet"},
+		{"extendedinterface.go", "ExtendedInterface", "f *Fleet"},
+		{"vgpuinstance.go", "VgpuInstance", "h *vgpuHandle"},
+		{"vgputypeid.go", "VgpuTypeId", "t *vgpuType"},
 	} {
 		emit(&b, filepath.Join(dir, t.file), t.mock, t.recv)
 	}
