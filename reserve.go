@@ -4,16 +4,40 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nvgo/nvgo/internal/reserve"
 )
 
 // testHookBeforeLock runs between the selection and the locking, in tests.
 var testHookBeforeLock func()
+
+// lockRetries bounds how often ReserveDevices tries again after coming up
+// short against other launchers.
+const lockRetries = 8
+
+// lockBackoff is a random pause before retry attempt, growing with it:
+// launchers that collided spread out instead of colliding again.
+func lockBackoff(attempt int) time.Duration {
+	return 500*time.Microsecond + rand.N(time.Duration(attempt)*2*time.Millisecond)
+}
+
+// pause waits d unless ctx ends first; it reports whether it waited.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
 
 // ErrReserved is the error for a device another process has reserved.
 var ErrReserved = reserve.ErrBusy
@@ -74,6 +98,13 @@ type Reservation struct {
 // cannot both take a GPU). It reserves WithMaxCount devices (all that pass,
 // without a maximum); with fewer than WithMinCount it reserves none and
 // returns an error matching ErrTooFewDevices.
+//
+// Launchers started together walk the same ranking and can leave each
+// other short: each holds part of what the others need. So when it comes up
+// short while other launchers held some of the candidates, it lets go of
+// everything and tries again, up to lockRetries times, a few randomly
+// spread milliseconds apart (or until ctx ends), which lets one of them
+// take a whole set.
 func (l *Library) ReserveDevices(ctx context.Context, opts ...SelectOption) (*Reservation, error) {
 	o, err := l.selectOptions(opts)
 	if err != nil {
@@ -114,14 +145,23 @@ func (l *Library) ReserveDevices(ctx context.Context, opts ...SelectOption) (*Re
 	if testHookBeforeLock != nil {
 		testHookBeforeLock()
 	}
-	locks, err := reserve.TryLockFirst(dir, keys, want, func(uuid string) bool {
+	accept := func(uuid string) bool {
 		if ctx.Err() != nil {
 			return false
 		}
 		c := o.read(byUUID[uuid])
 		o.score(c)
 		return c.passes
-	})
+	}
+	var locks []*reserve.Lock
+	for attempt := 1; ; attempt++ {
+		locks, err = reserve.TryLockFirst(dir, keys, want, accept)
+		var short *reserve.ShortError
+		if !errors.As(err, &short) || short.Busy == 0 || short.Free+short.Busy < want ||
+			attempt > lockRetries || !pause(ctx, lockBackoff(attempt)) {
+			break
+		}
+	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr

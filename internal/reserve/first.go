@@ -1,9 +1,6 @@
 package reserve
 
-import (
-	"errors"
-	"fmt"
-)
+import "errors"
 
 // TryLockFirst takes the first n free reservations among keys, in order,
 // without waiting. Busy keys are skipped. After taking each lock it calls
@@ -11,8 +8,8 @@ import (
 // lock that the GPU still qualifies; a rejected key is unlocked and skipped.
 //
 // If fewer than n locks could be taken, TryLockFirst releases those it took
-// and returns an error matching ErrNotEnough that counts the free, busy and
-// rejected keys. Any other failure (a bad key, an unusable directory) also
+// and returns a *ShortError (matching ErrNotEnough) that counts the free,
+// busy and rejected keys. Any other failure (a bad key, an unusable directory) also
 // releases everything and is returned as is. n <= 0 takes nothing and
 // returns nil, nil.
 func TryLockFirst(dir string, keys []string, n int, accept func(key string) bool) ([]*Lock, error) {
@@ -43,8 +40,7 @@ func TryLockFirst(dir string, keys []string, n int, accept func(key string) bool
 	}
 	free := len(locks)
 	unlockAll(locks)
-	return nil, fmt.Errorf("reserve: %w: want %d of %d keys, %d free, %d busy, %d rejected",
-		ErrNotEnough, n, len(keys), free, busy, rejected)
+	return nil, &ShortError{Want: n, Keys: len(keys), Free: free, Busy: busy, Rejected: rejected}
 }
 
 // unlockAll releases locks; closing a lock file cannot fail in a way that
