@@ -53,6 +53,9 @@ type Device struct {
 
 	migMu sync.Mutex
 	migs  map[int]*MigDevice // by MIG index, from the last enumeration
+
+	virtMode lazy[VirtualizationMode]
+	vgpus    vgpuState
 }
 
 // lazy is a static value read once.
@@ -414,6 +417,7 @@ const (
 	opFieldPowerLimit
 	opFieldECC
 	opFieldNVLink
+	opVgpu
 	numOps
 )
 
@@ -596,6 +600,9 @@ func (d *Device) read(f Fields, hosts *hostMemo) DeviceSnapshot {
 		if s.ProcessesErr != nil {
 			s.ProcessesError = s.ProcessesErr.Error()
 		}
+	}
+	if f&FieldVgpuInstances != 0 && d.mig == nil {
+		d.readVgpus(r, &s)
 	}
 	if r.lost != nil {
 		s.setErr(r.lost)

@@ -19,6 +19,16 @@
 // data never reaches back to the driver: Snapshot, DeviceSnapshot,
 // GpuProcessSnapshot and HostStats carry a capture time and JSON tags.
 //
+// # vGPU hosts
+//
+// On a host that shares its GPUs with virtual machines through NVIDIA vGPU,
+// Device.VgpuInstances lists each GPU's vGPU instances (Library.VgpuInstances
+// those of every GPU): their VM, type, license, framebuffer, utilization
+// (read with a cursor at the newest driver sample, so no sample is counted
+// twice), the busy processes inside each VM and per-instance accounting.
+// On bare metal the list is empty, not an error, and costs no NVML call once
+// the GPU's virtualization mode is known.
+//
 // # N/A
 //
 // Every metric is a Value[T]: real, or N/A with a Reason (not supported, no

@@ -33,6 +33,7 @@ const (
 	FieldMIGMode                             // MIG mode, current and pending
 	FieldProcesses                           // the processes on the GPU, with host info
 	FieldMIGDevices                          // the MIG devices of a GPU with MIG on, each read with the same groups
+	FieldVgpuInstances                       // virtualization mode, and the vGPU instances of a vGPU host
 	fieldEnd
 )
 
@@ -41,15 +42,15 @@ const FieldsAll = fieldEnd - 1
 
 // FieldsStatus selects what an nvidia-smi-like status table shows: memory,
 // utilization, fan, temperature, power, P-state, ECC, display, persistence,
-// compute and MIG modes, processes and MIG devices.
+// compute and MIG modes, processes, MIG devices and vGPU instances.
 const FieldsStatus = FieldMemory | FieldUtilization | FieldFan | FieldTemperature | FieldPower |
 	FieldPerformanceState | FieldECC | FieldDisplay | FieldPersistenceMode | FieldComputeMode |
-	FieldMIGMode | FieldProcesses | FieldMIGDevices
+	FieldMIGMode | FieldProcesses | FieldMIGDevices | FieldVgpuInstances
 
 var fieldNames = [...]string{
 	"memory", "bar1", "utilization", "codec", "clocks", "fan", "temperature", "power", "pcie",
 	"nvlink", "ecc", "performance_state", "display", "persistence_mode", "compute_mode", "mig_mode",
-	"processes", "mig_devices",
+	"processes", "mig_devices", "vgpu_instances",
 }
 
 // String lists the groups, e.g. "memory|power".

@@ -37,6 +37,9 @@ const (
 	NotReported
 	// Failed: any other error; Value.Err says which.
 	Failed
+	// InstanceGone: the vGPU instance was destroyed (its VM stopped, say)
+	// before it could be read.
+	InstanceGone
 )
 
 var reasonText = [...]string{
@@ -50,6 +53,7 @@ var reasonText = [...]string{
 	Zombie:            "zombie process",
 	NotReported:       "not reported",
 	Failed:            "error",
+	InstanceGone:      "instance gone",
 }
 
 // String returns the reason in words.
@@ -99,6 +103,8 @@ func ReasonOf(err error) Reason {
 	switch {
 	case err == nil:
 		return Available
+	case errors.Is(err, ErrVgpuGone):
+		return InstanceGone
 	case errors.Is(err, nverr.ErrFunctionMissing):
 		return FunctionMissing
 	case errors.Is(err, nverr.ErrNotSupported):

@@ -94,6 +94,15 @@ type DeviceSnapshot struct {
 	MIGDevices      []DeviceSnapshot `json:"mig_devices,omitempty"`
 	MIGDevicesError string           `json:"mig_devices_error,omitempty"`
 
+	// VirtualizationMode and VgpuInstances are read with
+	// FieldVgpuInstances. VgpuInstances is nil (JSON null) unless the GPU is
+	// a vGPU host, and empty ([]) on a host that runs none.
+	VirtualizationMode Value[VirtualizationMode] `json:"virtualization_mode"`
+	VgpuInstances      []VgpuInstanceSnapshot    `json:"vgpu_instances"`
+	// VgpuInstancesErr is why the instances could not be listed.
+	VgpuInstancesErr   error  `json:"-"`
+	VgpuInstancesError string `json:"vgpu_instances_error,omitempty"`
+
 	// Processes is nil unless FieldProcesses was asked for.
 	Processes []GpuProcessSnapshot `json:"processes,omitempty"`
 	// ProcessesErr is why the process lists could not be read.
@@ -165,6 +174,12 @@ func (s *DeviceSnapshot) fillNA(f Fields, err error) {
 	}
 	if f&FieldProcesses != 0 {
 		s.ProcessesErr, s.ProcessesError = err, err.Error()
+	}
+	if f&FieldVgpuInstances != 0 {
+		s.VirtualizationMode = NA[VirtualizationMode](r, err)
+		if s.MIGIndex == nil { // a MIG device simply has none
+			s.VgpuInstancesErr, s.VgpuInstancesError = err, err.Error()
+		}
 	}
 }
 

@@ -1,0 +1,663 @@
+package nvgo
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nvgo/nvgo/internal/nvmlx"
+)
+
+// ErrVgpuGone is matched by the errors of reads from a vGPU instance that
+// was destroyed (its VM shut down, say) after it was listed. Values read
+// from it are N/A with reason InstanceGone.
+var ErrVgpuGone = errors.New("vGPU instance destroyed")
+
+// VirtualizationMode says how a physical GPU is virtualized
+// (nvmlGpuVirtualizationMode_t).
+type VirtualizationMode int
+
+// Virtualization modes.
+const (
+	// VirtualizationNone: bare metal, no virtualization.
+	VirtualizationNone VirtualizationMode = nvmlx.VirtualizationNone
+	// VirtualizationPassthrough: the whole GPU is passed through to a VM.
+	VirtualizationPassthrough VirtualizationMode = nvmlx.VirtualizationPassthrough
+	// VirtualizationVGPU: a vGPU, as seen from inside its VM.
+	VirtualizationVGPU VirtualizationMode = nvmlx.VirtualizationVGPU
+	// VirtualizationHostVGPU: a vGPU host, whose GPU VMs share as vGPU instances.
+	VirtualizationHostVGPU VirtualizationMode = nvmlx.VirtualizationHostVGPU
+	// VirtualizationHostVSGA: a vSGA host.
+	VirtualizationHostVSGA VirtualizationMode = nvmlx.VirtualizationHostVSGA
+)
+
+var virtualizationText = [...]string{"none", "passthrough", "vgpu", "host vgpu", "host vsga"}
+
+// String returns the mode in words, e.g. "host vgpu".
+func (m VirtualizationMode) String() string {
+	if m >= 0 && int(m) < len(virtualizationText) {
+		return virtualizationText[m]
+	}
+	return fmt.Sprintf("VirtualizationMode(%d)", int(m))
+}
+
+// MarshalText makes the mode a JSON string.
+func (m VirtualizationMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// IsVgpuHost reports whether VMs share the GPU as vGPU instances.
+func (m VirtualizationMode) IsVgpuHost() bool { return m == VirtualizationHostVGPU }
+
+// LicenseState is the licensing state of a vGPU instance
+// (nvmlGridLicenseState_t).
+type LicenseState uint32
+
+// License states.
+const (
+	LicenseUnknown LicenseState = iota
+	LicenseUninitialized
+	LicenseUnlicensedUnrestricted // not licensed, still fully usable
+	LicenseUnlicensedRestricted   // not licensed, performance restricted
+	LicenseUnlicensed
+	LicenseLicensed
+)
+
+var licenseText = [...]string{"unknown", "uninitialized", "unlicensed (unrestricted)", "unlicensed (restricted)", "unlicensed", "licensed"}
+
+// String returns the state in words, e.g. "licensed".
+func (s LicenseState) String() string {
+	if int(s) < len(licenseText) {
+		return licenseText[s]
+	}
+	return fmt.Sprintf("LicenseState(%d)", uint32(s))
+}
+
+// MarshalText makes the state a JSON string.
+func (s LicenseState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// VgpuLicense is the license of a vGPU instance, as the guest's driver
+// reported it to the host.
+type VgpuLicense struct {
+	Licensed bool
+	State    LicenseState
+	// Permanent is true for a license that does not expire.
+	Permanent bool
+	// Expiry is when the license expires (UTC). N/A (NotReported) when the
+	// driver gives no date: for a permanent license, or none at all.
+	Expiry Value[time.Time]
+}
+
+// licenseOf converts NVML's license information.
+func licenseOf(l nvmlx.VgpuLicense) VgpuLicense {
+	out := VgpuLicense{
+		Licensed:  l.Licensed,
+		State:     LicenseState(l.State),
+		Permanent: l.ExpiryStatus == nvmlx.LicenseExpiryPermanent,
+		Expiry:    NA[time.Time](NotReported, errNoExpiry),
+	}
+	if l.ExpiryStatus == nvmlx.LicenseExpiryValid && l.Year != 0 {
+		out.Expiry = Some(time.Date(int(l.Year), time.Month(l.Month), int(l.Day),
+			int(l.Hour), int(l.Min), int(l.Sec), 0, time.UTC))
+	}
+	return out
+}
+
+var errNoExpiry = fmt.Errorf("no license expiry date: %w", ErrNotReported)
+
+// VgpuType is a vGPU type (profile): how much of the GPU one instance gets.
+type VgpuType struct {
+	// ID is NVML's vGPU type ID.
+	ID Value[uint32]
+	// Name is e.g. "NVIDIA H100-20C".
+	Name string
+	// Class is "Compute", "Quadro", "NVS", …; empty when unknown.
+	Class string
+	// Framebuffer is the memory each instance of the type gets.
+	Framebuffer Value[Bytes]
+}
+
+// VMIDKind says what a VM ID is.
+type VMIDKind uint8
+
+// Kinds of VM ID.
+const (
+	VMIDUUID   VMIDKind = iota // the VM's UUID (KVM, most hypervisors)
+	VMIDDomain                 // a domain ID (Xen)
+)
+
+// String returns "uuid" or "domain".
+func (k VMIDKind) String() string {
+	if k == VMIDDomain {
+		return "domain"
+	}
+	return "uuid"
+}
+
+// MarshalText makes the kind a JSON string.
+func (k VMIDKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// VM identifies the virtual machine a vGPU instance is attached to.
+type VM struct {
+	ID   string
+	Kind VMIDKind
+}
+
+// VgpuUtilization is one utilization sample of a vGPU instance.
+type VgpuUtilization struct {
+	// SM is the percent of time the instance's kernels (3D or compute) ran.
+	SM Percent
+	// Framebuffer is the percent of time its framebuffer was read or written.
+	Framebuffer Percent
+	// Encoder and Decoder are the video engines' utilization.
+	Encoder, Decoder Percent
+	// Time is when the driver took the sample.
+	Time time.Time
+}
+
+// VgpuProcess is one process inside a VM, seen from the host through its
+// vGPU instance. Its PID is the guest's: it means nothing on the host, and
+// two VMs can have the same one.
+type VgpuProcess struct {
+	// Instance is the ID of the vGPU instance the process runs on.
+	Instance uint32 `json:"vgpu_instance"`
+	// PID is the process ID inside the VM.
+	PID int `json:"pid"`
+	// Name is the process name the guest reported.
+	Name string `json:"name"`
+	// SMUtilization, MemoryUtilization, EncoderUtilization and
+	// DecoderUtilization are the process's share of the instance's engines.
+	SMUtilization      Percent `json:"sm_utilization"`
+	MemoryUtilization  Percent `json:"memory_utilization"`
+	EncoderUtilization Percent `json:"encoder_utilization"`
+	DecoderUtilization Percent `json:"decoder_utilization"`
+	// Time is when the driver took the sample.
+	Time time.Time `json:"timestamp"`
+}
+
+// VgpuInstance is a vGPU instance: a share of a physical GPU given to one
+// virtual machine on a vGPU host. Its identity (UUID, type, VM, placement)
+// is read once; every other method reads the driver on each call. Methods
+// never panic: what cannot be read is N/A with its reason, and N/A with
+// reason InstanceGone (errors matching ErrVgpuGone) once the instance was
+// destroyed.
+//
+// Instances come from Device.VgpuInstances and Library.VgpuInstances, which
+// list the live ones each time; the same *VgpuInstance is returned for an
+// instance while it stays listed. A VgpuInstance is safe for concurrent use.
+type VgpuInstance struct {
+	device *Device
+	id     uint32
+	hasID  bool
+	h      nvmlx.VgpuInstance
+
+	uuid          lazy[string]
+	typ           lazy[VgpuType]
+	vm            lazy[VM]
+	placement     lazy[int]
+	gpuInstanceID lazy[int]
+}
+
+// ID returns NVML's ID of the instance, the "vGPU ID" nvidia-smi prints.
+// Utilization samples name instances by it.
+func (v *VgpuInstance) ID() uint32 { return v.id }
+
+// Device returns the physical GPU the instance runs on.
+func (v *VgpuInstance) Device() *Device { return v.device }
+
+// String names the instance, e.g. "GPU 0 vGPU 3251634190".
+func (v *VgpuInstance) String() string { return v.label() }
+
+func (v *VgpuInstance) label() string {
+	return fmt.Sprintf("%s vGPU %d", v.device.label(), v.id)
+}
+
+// fail adds the instance to err, and ErrVgpuGone when the driver says the
+// instance no longer exists.
+func (v *VgpuInstance) fail(err error) error {
+	if errorsIsAny(err, ErrNotFound, ErrInvalidArgument) {
+		return fmt.Errorf("%s: %w: %w", v.label(), ErrVgpuGone, err)
+	}
+	return fmt.Errorf("%s: %w", v.label(), err)
+}
+
+// value converts one reading.
+func vgpuValue[T any](v *VgpuInstance, x T, err error) Value[T] {
+	if err != nil {
+		err = v.fail(err)
+		return NA[T](ReasonOf(err), err)
+	}
+	return Some(x)
+}
+
+// vgpuStatic reads an identity value once.
+func vgpuStatic[T any](v *VgpuInstance, l *lazy[T], read func() (T, error)) Value[T] {
+	return l.get(func() Value[T] {
+		x, err := read()
+		return vgpuValue(v, x, err)
+	})
+}
+
+// UUID returns the instance's UUID. Static.
+func (v *VgpuInstance) UUID() Value[string] {
+	return vgpuStatic(v, &v.uuid, v.h.UUID)
+}
+
+// Type returns the instance's vGPU type, e.g. "NVIDIA H100-20C". Static.
+func (v *VgpuInstance) Type() Value[VgpuType] {
+	return vgpuStatic(v, &v.typ, func() (VgpuType, error) {
+		t, err := v.h.Type()
+		out := VgpuType{Name: t.Name, Class: t.Class, ID: NA[uint32](NotSupported, nil), Framebuffer: NA[Bytes](NotReported, nil)}
+		if t.HasID {
+			out.ID = Some(t.ID)
+		}
+		if t.Framebuffer != 0 {
+			out.Framebuffer = Some(Bytes(t.Framebuffer))
+		}
+		return out, err
+	})
+}
+
+// VM returns the virtual machine the instance is attached to. Static.
+func (v *VgpuInstance) VM() Value[VM] {
+	return vgpuStatic(v, &v.vm, func() (VM, error) {
+		id, domain, err := v.h.VMID()
+		vm := VM{ID: id}
+		if domain {
+			vm.Kind = VMIDDomain
+		}
+		return vm, err
+	})
+}
+
+// PlacementID returns where on the GPU the instance was placed (the
+// placement ID of nvidia-smi vgpu -q). Static. N/A with reason
+// FunctionMissing on drivers before R550.
+func (v *VgpuInstance) PlacementID() Value[int] {
+	return vgpuStatic(v, &v.placement, func() (int, error) {
+		id, err := v.h.PlacementID()
+		return int(id), err
+	})
+}
+
+// GPUInstanceID returns the MIG GPU instance backing a MIG-backed vGPU.
+// Static. N/A with reason NotSupported for a time-sliced vGPU.
+func (v *VgpuInstance) GPUInstanceID() Value[int] {
+	return vgpuStatic(v, &v.gpuInstanceID, func() (int, error) {
+		id, err := v.h.GPUInstanceID()
+		if err == nil && id == nvmlx.NoInstance {
+			return 0, errNotMIGBacked
+		}
+		return int(id), err
+	})
+}
+
+var errNotMIGBacked = fmt.Errorf("vGPU is not MIG-backed: %w", ErrNotSupported)
+
+// VMDriverVersion returns the version of the NVIDIA driver inside the VM,
+// e.g. "580.95.05". N/A until the guest driver has loaded.
+func (v *VgpuInstance) VMDriverVersion() Value[string] {
+	s, err := v.h.VMDriverVersion()
+	if err == nil && (s == "" || s == "Not Available") {
+		return NA[string](NotReported, fmt.Errorf("%s: guest driver version: %w", v.label(), ErrNotReported))
+	}
+	return vgpuValue(v, s, err)
+}
+
+// FramebufferUsed returns the framebuffer memory the instance uses.
+func (v *VgpuInstance) FramebufferUsed() Value[Bytes] {
+	n, err := v.h.FBUsage()
+	return vgpuValue(v, Bytes(n), err)
+}
+
+// FrameRateLimit returns the instance's frame-rate limit in frames per
+// second; N/A with reason NotSupported when the limiter is off (as for
+// compute types).
+func (v *VgpuInstance) FrameRateLimit() Value[int] {
+	n, err := v.h.FrameRateLimit()
+	return vgpuValue(v, int(n), err)
+}
+
+// EncoderCapacity returns the share of the GPU's video encoders the
+// instance may use, in percent.
+func (v *VgpuInstance) EncoderCapacity() Value[Percent] {
+	n, err := v.h.EncoderCapacity()
+	return vgpuValue(v, Percent(n), err)
+}
+
+// ECCMode reports whether ECC is on for the instance.
+func (v *VgpuInstance) ECCMode() Value[OnOff] {
+	on, err := v.h.ECCMode()
+	return vgpuValue(v, OnOff(on), err)
+}
+
+// License returns the instance's license (nvmlVgpuInstanceGetLicenseInfo_v2).
+func (v *VgpuInstance) License() Value[VgpuLicense] {
+	l, err := v.h.License()
+	return vgpuValue(v, licenseOf(l), err)
+}
+
+// Utilization returns the instance's newest utilization sample, reading
+// the samples the driver took since the device's last read (one NVML call
+// for all the device's instances; Device.Snapshot with FieldVgpuInstances
+// makes one for all). Time says how old the sample is. N/A with reason
+// NotReported while the driver has none for the instance.
+func (v *VgpuInstance) Utilization() Value[VgpuUtilization] {
+	h, err := v.device.handle()
+	if err != nil {
+		return NA[VgpuUtilization](ReasonOf(err), err)
+	}
+	st := &v.device.vgpus
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := st.pollUtilization(h); err != nil {
+		err = fmt.Errorf("%s: %w", v.device.label(), err)
+		return NA[VgpuUtilization](ReasonOf(err), err)
+	}
+	return st.utilizationOf(v)
+}
+
+// Processes returns the processes inside the instance's VM that used the
+// GPU in the driver's latest sample period, newest sample first
+// (nvmlDeviceGetVgpuProcessUtilization: one NVML call for all the device's
+// instances). The driver reports only processes with non-zero utilization,
+// so an idle process is not listed.
+func (v *VgpuInstance) Processes() ([]VgpuProcess, error) {
+	h, err := v.device.handle()
+	if err != nil {
+		return nil, err
+	}
+	st := &v.device.vgpus
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := st.pollProcesses(h); err != nil {
+		return nil, fmt.Errorf("%s: %w", v.device.label(), err)
+	}
+	return st.processesOf(v.id), nil
+}
+
+// AccountingMode reports whether per-process accounting is on for the
+// instance (set from inside the VM or by the vGPU manager).
+func (v *VgpuInstance) AccountingMode() Value[OnOff] {
+	on, err := v.h.AccountingMode()
+	return vgpuValue(v, OnOff(on), err)
+}
+
+// accountingErr is fail, and says so when "not supported" means that the
+// instance's accounting mode is off (one more call, only on failure).
+func (v *VgpuInstance) accountingErr(err error) error {
+	if errors.Is(err, ErrNotSupported) && !errors.Is(err, ErrFunctionMissing) {
+		if on, e := v.h.AccountingMode(); e == nil && !on {
+			return fmt.Errorf("%s: %w: %w", v.label(), ErrAccountingOff, err)
+		}
+	}
+	return v.fail(err)
+}
+
+// AccountedPIDs returns, sorted and each once, the guest PIDs that have an
+// accounting record on the instance, running or exited. With accounting
+// off the error wraps ErrAccountingOff and matches ErrNotSupported.
+//
+// The records live in a circular buffer: a new process overwrites the
+// oldest record once it is full. When a PID was used by several processes
+// only the latest one's record is kept, and before the buffer is full some
+// of the earlier ones may not be listed at all.
+func (v *VgpuInstance) AccountedPIDs() ([]int, error) {
+	pids, err := v.h.AccountingPIDs()
+	if err != nil {
+		return nil, v.accountingErr(err)
+	}
+	out := make([]int, len(pids))
+	for i, pid := range pids {
+		out[i] = int(pid)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// ProcessAccounting returns the accounting record of the guest process
+// pid: its lifetime GPU and memory utilization, its maximum memory, its
+// running time once it exited and its start. On a PID collision the driver
+// keeps only the process that ended last. N/A with reason NotSupported when
+// accounting is off (the error wraps ErrAccountingOff), NotReported when
+// there is no record of pid (matching ErrNotFound) and InstanceGone once
+// the instance was destroyed.
+func (v *VgpuInstance) ProcessAccounting(pid int) Value[ProcessAccounting] {
+	if pid <= 0 || uint64(pid) > math.MaxUint32 {
+		return NA[ProcessAccounting](NotReported, fmt.Errorf("%s: pid %d: no accounting record: %w", v.label(), pid, ErrNotFound))
+	}
+	s, err := v.h.AccountingStats(uint32(pid))
+	switch {
+	case err == nil:
+		return Some(accountingOf(pid, s))
+	case errors.Is(err, ErrNotFound):
+		// NVML's NOT_FOUND means either "no record" or "no such instance":
+		// ask the instance whether it still exists.
+		if _, e := v.h.UUID(); e != nil && errorsIsAny(e, ErrNotFound, ErrInvalidArgument) {
+			e = v.fail(e)
+			return NA[ProcessAccounting](ReasonOf(e), e)
+		}
+		return NA[ProcessAccounting](NotReported, fmt.Errorf("%s: pid %d: no accounting record: %w", v.label(), pid, err))
+	}
+	err = v.accountingErr(err)
+	return NA[ProcessAccounting](ReasonOf(err), err)
+}
+
+// ClearAccountedPIDs deletes the accounting records of the instance's
+// processes that have exited; running ones keep theirs. It needs root on
+// the host: otherwise the error matches ErrNoPermission. With accounting
+// off it matches ErrNotSupported and wraps ErrAccountingOff.
+func (v *VgpuInstance) ClearAccountedPIDs() error {
+	if err := v.h.ClearAccountingPIDs(); err != nil {
+		return fmt.Errorf("clear accounted PIDs: %w", v.accountingErr(err))
+	}
+	return nil
+}
+
+// VirtualizationMode returns how the GPU is virtualized; static. N/A on a
+// MIG device (ask its parent).
+func (d *Device) VirtualizationMode() Value[VirtualizationMode] {
+	if d.mig != nil {
+		return NA[VirtualizationMode](NotSupported, errNotOnMIG)
+	}
+	return static(d, &d.virtMode, func(h nvmlx.Device) (VirtualizationMode, error) {
+		m, err := h.VirtualizationMode()
+		return VirtualizationMode(m), err
+	})
+}
+
+// VgpuInstances lists the vGPU instances running on the GPU, in the
+// driver's order. A GPU that is not a vGPU host, a MIG device and a driver
+// without vGPU support all give an empty list and no error; a lost GPU gives
+// an error. Each call asks the driver again (instances come and go with
+// their VMs); an instance still listed keeps its *VgpuInstance.
+func (d *Device) VgpuInstances() ([]*VgpuInstance, error) {
+	if d.mig != nil {
+		return nil, nil
+	}
+	h, err := d.handle()
+	if err != nil {
+		return nil, err
+	}
+	return d.listVgpus(&reader{d: d, h: h})
+}
+
+// listVgpus lists the instances: no call at all when the GPU's
+// virtualization mode (read once) says it is not a vGPU host.
+func (d *Device) listVgpus(r *reader) ([]*VgpuInstance, error) {
+	if r.lost != nil {
+		return nil, r.lost
+	}
+	if m, ok := d.VirtualizationMode().Get(); ok && !m.IsVgpuHost() {
+		return nil, nil
+	}
+	hs, err := try(d, opVgpu, r.h.ActiveVgpus)
+	if r.check(err) != nil {
+		if errors.Is(err, ErrNotSupported) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s: list vGPU instances: %w", d.label(), err)
+	}
+	return d.vgpus.adopt(d, hs), nil
+}
+
+// VgpuInstances lists the vGPU instances of every GPU, GPU by GPU.
+// A GPU that cannot be listed (lost, say) is left out and its error joined
+// into the returned one; the others are still listed.
+func (l *Library) VgpuInstances() ([]*VgpuInstance, error) {
+	devs, err := l.Devices()
+	if err != nil {
+		return nil, err
+	}
+	var out []*VgpuInstance
+	var errs []error
+	for _, d := range devs {
+		vs, err := d.VgpuInstances()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, vs...)
+	}
+	return out, errors.Join(errs...)
+}
+
+// vgpuState is a device's vGPU bookkeeping: the instances of the latest
+// listing, and the newest utilization samples read with the cursors.
+type vgpuState struct {
+	mu        sync.Mutex
+	instances map[uint32]*VgpuInstance
+
+	// utilCursor is the newest instance sample timestamp seen (µs): the next
+	// nvmlDeviceGetVgpuUtilization asks only for newer ones.
+	utilCursor uint64
+	util       map[uint32]nvmlx.VgpuSample
+
+	procCursor      uint64
+	procCursorMoved time.Time
+	procs           map[vgpuProcKey]nvmlx.VgpuProcessSample
+}
+
+type vgpuProcKey struct{ instance, pid uint32 }
+
+// adopt maps a listing onto the instance objects, keeping those still
+// listed and forgetting the others with their samples.
+func (st *vgpuState) adopt(d *Device, hs []nvmlx.VgpuInstance) []*VgpuInstance {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	live := make(map[uint32]*VgpuInstance, len(hs))
+	out := make([]*VgpuInstance, 0, len(hs))
+	for _, h := range hs {
+		id, ok := h.ID()
+		v := st.instances[id]
+		if !ok || v == nil {
+			v = &VgpuInstance{device: d, id: id, hasID: ok, h: h}
+		}
+		if ok {
+			live[id] = v
+		}
+		out = append(out, v)
+	}
+	st.instances = live
+	for id := range st.util {
+		if live[id] == nil {
+			delete(st.util, id)
+		}
+	}
+	for k := range st.procs {
+		if live[k.instance] == nil {
+			delete(st.procs, k)
+		}
+	}
+	return out
+}
+
+// pollUtilization reads the instance samples newer than the cursor and
+// keeps each instance's newest. A sample at or before the cursor is never
+// asked for again.
+func (st *vgpuState) pollUtilization(h nvmlx.Device) error {
+	samples, err := h.VgpuUtilization(st.utilCursor)
+	if err != nil {
+		return err
+	}
+	if st.util == nil {
+		st.util = map[uint32]nvmlx.VgpuSample{}
+	}
+	for _, s := range samples {
+		if old, ok := st.util[s.Instance]; !ok || s.Timestamp >= old.Timestamp {
+			st.util[s.Instance] = s
+		}
+		st.utilCursor = max(st.utilCursor, s.Timestamp)
+	}
+	return nil
+}
+
+func (st *vgpuState) utilizationOf(v *VgpuInstance) Value[VgpuUtilization] {
+	if !v.hasID {
+		return NA[VgpuUtilization](NotSupported, fmt.Errorf("%s: instance has no ID to match samples: %w", v.label(), ErrNotSupported))
+	}
+	s, ok := st.util[v.id]
+	if !ok {
+		return NA[VgpuUtilization](NotReported, fmt.Errorf("%s: no utilization sample yet: %w", v.label(), ErrNotReported))
+	}
+	return Some(VgpuUtilization{
+		SM: Percent(s.SM), Framebuffer: Percent(s.Framebuffer), Encoder: Percent(s.Encoder), Decoder: Percent(s.Decoder),
+		Time: time.UnixMicro(int64(s.Timestamp)),
+	})
+}
+
+// pollProcesses reads the process samples newer than the cursor. A
+// process's newest sample counts while it is within sampleWindow of the
+// newest on the device, and none do once no sample came for staleAfter:
+// the driver reports only busy processes, so one without a recent sample
+// is idle (or gone).
+func (st *vgpuState) pollProcesses(h nvmlx.Device) error {
+	samples, err := h.VgpuProcessUtilization(st.procCursor)
+	if err != nil {
+		return err
+	}
+	if st.procs == nil {
+		st.procs = map[vgpuProcKey]nvmlx.VgpuProcessSample{}
+	}
+	for _, s := range samples {
+		k := vgpuProcKey{s.Instance, s.PID}
+		if old, ok := st.procs[k]; !ok || s.Timestamp >= old.Timestamp {
+			st.procs[k] = s
+		}
+		if s.Timestamp > st.procCursor {
+			st.procCursor, st.procCursorMoved = s.Timestamp, time.Now()
+		}
+	}
+	stale := time.Since(st.procCursorMoved) > staleAfter
+	for k, s := range st.procs {
+		if stale || s.Timestamp+sampleWindow < st.procCursor {
+			delete(st.procs, k)
+		}
+	}
+	return nil
+}
+
+// processesOf returns the kept samples of one instance, newest first, then
+// by PID.
+func (st *vgpuState) processesOf(instance uint32) []VgpuProcess {
+	out := []VgpuProcess{}
+	for k, s := range st.procs {
+		if k.instance != instance {
+			continue
+		}
+		out = append(out, VgpuProcess{
+			Instance: s.Instance, PID: int(s.PID), Name: s.Name,
+			SMUtilization: Percent(s.SM), MemoryUtilization: Percent(s.Memory),
+			EncoderUtilization: Percent(s.Encoder), DecoderUtilization: Percent(s.Decoder),
+			Time: time.UnixMicro(int64(s.Timestamp)),
+		})
+	}
+	slices.SortFunc(out, func(a, b VgpuProcess) int {
+		if c := b.Time.Compare(a.Time); c != 0 {
+			return c
+		}
+		return a.PID - b.PID
+	})
+	return out
+}

@@ -1,0 +1,245 @@
+package nvgo
+
+import (
+	"fmt"
+	"time"
+)
+
+// VgpuInstanceSnapshot is one vGPU instance at one moment: plain data that
+// never reaches back to the driver. N/A is null in JSON.
+type VgpuInstanceSnapshot struct {
+	Timestamp time.Time `json:"timestamp"`
+	// ID is NVML's instance ID (nvidia-smi's "vGPU ID").
+	ID uint32 `json:"id"`
+	// DeviceIndex and DeviceUUID name the physical GPU.
+	DeviceIndex int    `json:"device_index"`
+	DeviceUUID  string `json:"device_uuid"`
+	// Err is why the instance could not be read in full (ErrVgpuGone when it
+	// was destroyed after it was listed); Error is its text in JSON.
+	Err   error  `json:"-"`
+	Error string `json:"error,omitempty"`
+
+	UUID            Value[string]   `json:"uuid"`
+	TypeID          Value[uint32]   `json:"type_id"`
+	TypeName        Value[string]   `json:"type_name"`
+	TypeClass       Value[string]   `json:"type_class"`
+	VMID            Value[string]   `json:"vm_id"`
+	VMIDKind        Value[VMIDKind] `json:"vm_id_type"`
+	VMDriverVersion Value[string]   `json:"vm_driver_version"`
+	PlacementID     Value[int]      `json:"placement_id"`
+	GPUInstanceID   Value[int]      `json:"gpu_instance_id"`
+
+	FramebufferTotal   Value[Bytes]   `json:"framebuffer_total"`
+	FramebufferUsed    Value[Bytes]   `json:"framebuffer_used"`
+	FramebufferPercent Value[Percent] `json:"framebuffer_percent"`
+	FrameRateLimit     Value[int]     `json:"frame_rate_limit"`
+	EncoderCapacity    Value[Percent] `json:"encoder_capacity"`
+	ECCMode            Value[OnOff]   `json:"ecc_mode"`
+
+	Licensed         Value[bool]         `json:"licensed"`
+	LicenseState     Value[LicenseState] `json:"license_state"`
+	LicensePermanent Value[bool]         `json:"license_permanent"`
+	// LicenseExpiry is N/A for a permanent license and where the driver
+	// gives no date.
+	LicenseExpiry Value[time.Time] `json:"license_expiry"`
+
+	// The newest utilization sample and when the driver took it.
+	SMUtilization          Value[Percent]   `json:"sm_utilization"`
+	FramebufferUtilization Value[Percent]   `json:"framebuffer_utilization"`
+	EncoderUtilization     Value[Percent]   `json:"encoder_utilization"`
+	DecoderUtilization     Value[Percent]   `json:"decoder_utilization"`
+	UtilizationTime        Value[time.Time] `json:"utilization_timestamp"`
+
+	AccountingMode Value[OnOff] `json:"accounting_mode"`
+	// Processes are the guest processes busy in the driver's latest sample
+	// period; nil when they could not be read (ProcessesError says why).
+	Processes      []VgpuProcess `json:"processes"`
+	ProcessesErr   error         `json:"-"`
+	ProcessesError string        `json:"processes_error,omitempty"`
+}
+
+// Snapshot reads the instance now: identity, memory, license, accounting
+// mode, newest utilization and busy guest processes.
+func (v *VgpuInstance) Snapshot() VgpuInstanceSnapshot {
+	h, err := v.device.handle()
+	if err != nil {
+		s := v.newSnapshot()
+		s.fillNA(err)
+		return s
+	}
+	st := &v.device.vgpus
+	st.mu.Lock()
+	utilErr := st.pollUtilization(h)
+	procErr := st.pollProcesses(h)
+	st.mu.Unlock()
+	return v.read(utilErr, procErr)
+}
+
+func (v *VgpuInstance) newSnapshot() VgpuInstanceSnapshot {
+	return VgpuInstanceSnapshot{
+		Timestamp:   time.Now(),
+		ID:          v.id,
+		DeviceIndex: v.device.index,
+		DeviceUUID:  v.device.UUID().Or(""),
+	}
+}
+
+// vgpuStep makes one read of an instance unless an earlier one found the
+// instance destroyed or the GPU lost: then it is N/A for the same reason,
+// without a call.
+func vgpuStep[T any](stop *error, read func() Value[T]) Value[T] {
+	if *stop != nil {
+		return NA[T](ReasonOf(*stop), *stop)
+	}
+	x := read()
+	if r := x.Reason(); r == InstanceGone || r == GPULost {
+		*stop = x.Err()
+	}
+	return x
+}
+
+// read snapshots the instance after the device's samples were polled
+// (utilErr and procErr are the polls' errors).
+func (v *VgpuInstance) read(utilErr, procErr error) VgpuInstanceSnapshot {
+	s := v.newSnapshot()
+	var stop error
+
+	s.UUID = vgpuStep(&stop, v.UUID)
+	t := vgpuStep(&stop, v.Type)
+	s.TypeID = flat(t, func(t VgpuType) Value[uint32] { return t.ID })
+	s.TypeName = Map(t, func(t VgpuType) string { return t.Name })
+	s.TypeClass = flat(t, func(t VgpuType) Value[string] {
+		if t.Class == "" {
+			return NA[string](NotReported, nil)
+		}
+		return Some(t.Class)
+	})
+	s.FramebufferTotal = flat(t, func(t VgpuType) Value[Bytes] { return t.Framebuffer })
+	vm := vgpuStep(&stop, v.VM)
+	s.VMID = Map(vm, func(vm VM) string { return vm.ID })
+	s.VMIDKind = Map(vm, func(vm VM) VMIDKind { return vm.Kind })
+	s.PlacementID = vgpuStep(&stop, v.PlacementID)
+	s.GPUInstanceID = vgpuStep(&stop, v.GPUInstanceID)
+	s.VMDriverVersion = vgpuStep(&stop, v.VMDriverVersion)
+	s.FramebufferUsed = vgpuStep(&stop, v.FramebufferUsed)
+	if used, ok := s.FramebufferUsed.Get(); ok {
+		if total, ok := s.FramebufferTotal.Get(); ok && total > 0 {
+			s.FramebufferPercent = Some(percentOf(uint64(used), uint64(total)))
+		} else {
+			s.FramebufferPercent = NA[Percent](s.FramebufferTotal.Reason(), s.FramebufferTotal.Err())
+		}
+	} else {
+		s.FramebufferPercent = NA[Percent](s.FramebufferUsed.Reason(), s.FramebufferUsed.Err())
+	}
+	s.FrameRateLimit = vgpuStep(&stop, v.FrameRateLimit)
+	s.EncoderCapacity = vgpuStep(&stop, v.EncoderCapacity)
+	s.ECCMode = vgpuStep(&stop, v.ECCMode)
+	lic := vgpuStep(&stop, v.License)
+	s.Licensed = Map(lic, func(l VgpuLicense) bool { return l.Licensed })
+	s.LicenseState = Map(lic, func(l VgpuLicense) LicenseState { return l.State })
+	s.LicensePermanent = Map(lic, func(l VgpuLicense) bool { return l.Permanent })
+	s.LicenseExpiry = flat(lic, func(l VgpuLicense) Value[time.Time] { return l.Expiry })
+	s.AccountingMode = vgpuStep(&stop, v.AccountingMode)
+
+	st := &v.device.vgpus
+	st.mu.Lock()
+	var u Value[VgpuUtilization]
+	if utilErr == nil {
+		u = st.utilizationOf(v)
+	} else {
+		err := fmt.Errorf("%s: %w", v.device.label(), utilErr)
+		u = NA[VgpuUtilization](ReasonOf(err), err)
+	}
+	if procErr == nil {
+		s.Processes = st.processesOf(v.id)
+	}
+	st.mu.Unlock()
+	if stop != nil {
+		// A destroyed instance has no current utilization, whatever the
+		// driver sampled before.
+		u = NA[VgpuUtilization](ReasonOf(stop), stop)
+		s.Processes = nil
+		s.Err, s.Error = stop, stop.Error()
+	}
+	if procErr != nil {
+		s.ProcessesErr = fmt.Errorf("%s: %w", v.device.label(), procErr)
+		s.ProcessesError = s.ProcessesErr.Error()
+	}
+	s.SMUtilization = Map(u, func(u VgpuUtilization) Percent { return u.SM })
+	s.FramebufferUtilization = Map(u, func(u VgpuUtilization) Percent { return u.Framebuffer })
+	s.EncoderUtilization = Map(u, func(u VgpuUtilization) Percent { return u.Encoder })
+	s.DecoderUtilization = Map(u, func(u VgpuUtilization) Percent { return u.Decoder })
+	s.UtilizationTime = Map(u, func(u VgpuUtilization) time.Time { return u.Time })
+	return s
+}
+
+// flat maps a Value to a Value-valued field, keeping the reason of N/A.
+func flat[T, U any](x Value[T], f func(T) Value[U]) Value[U] {
+	v, ok := x.Get()
+	if !ok {
+		return NA[U](x.Reason(), x.Err())
+	}
+	return f(v)
+}
+
+// fillNA marks every metric N/A because of err.
+func (s *VgpuInstanceSnapshot) fillNA(err error) {
+	r := ReasonOf(err)
+	str, pct, b := NA[string](r, err), NA[Percent](r, err), NA[Bytes](r, err)
+	s.UUID, s.TypeName, s.TypeClass, s.VMID, s.VMDriverVersion = str, str, str, str, str
+	s.TypeID, s.VMIDKind = NA[uint32](r, err), NA[VMIDKind](r, err)
+	s.PlacementID, s.GPUInstanceID, s.FrameRateLimit = NA[int](r, err), NA[int](r, err), NA[int](r, err)
+	s.FramebufferTotal, s.FramebufferUsed, s.FramebufferPercent = b, b, pct
+	s.EncoderCapacity, s.ECCMode, s.AccountingMode = pct, NA[OnOff](r, err), NA[OnOff](r, err)
+	s.Licensed, s.LicensePermanent = NA[bool](r, err), NA[bool](r, err)
+	s.LicenseState, s.LicenseExpiry = NA[LicenseState](r, err), NA[time.Time](r, err)
+	s.SMUtilization, s.FramebufferUtilization, s.EncoderUtilization, s.DecoderUtilization = pct, pct, pct, pct
+	s.UtilizationTime = NA[time.Time](r, err)
+	s.Err, s.Error = err, err.Error()
+}
+
+// readVgpus fills the snapshot's virtualization mode and vGPU instances:
+// one listing and one poll of each sample buffer for the whole device.
+func (d *Device) readVgpus(r *reader, s *DeviceSnapshot) {
+	if r.lost != nil {
+		s.VirtualizationMode = NA[VirtualizationMode](GPULost, r.lost)
+		s.VgpuInstancesErr, s.VgpuInstancesError = r.lost, r.lost.Error()
+		return
+	}
+	s.VirtualizationMode = d.VirtualizationMode()
+	vs, err := d.listVgpus(r)
+	if err != nil {
+		s.VgpuInstancesErr, s.VgpuInstancesError = err, err.Error()
+		return
+	}
+	if vs == nil {
+		return // not a vGPU host
+	}
+	s.VgpuInstances = make([]VgpuInstanceSnapshot, 0, len(vs))
+	if len(vs) == 0 {
+		return
+	}
+	st := &d.vgpus
+	st.mu.Lock()
+	utilErr := r.check(st.pollUtilization(r.h))
+	var procErr error
+	if r.lost == nil {
+		procErr = r.check(st.pollProcesses(r.h))
+	} else {
+		procErr = r.lost
+	}
+	st.mu.Unlock()
+	for _, v := range vs {
+		if r.lost != nil {
+			vs := v.newSnapshot()
+			vs.fillNA(r.lost)
+			s.VgpuInstances = append(s.VgpuInstances, vs)
+			continue
+		}
+		vs := v.read(utilErr, procErr)
+		if vs.Err != nil {
+			r.check(vs.Err)
+		}
+		s.VgpuInstances = append(s.VgpuInstances, vs)
+	}
+}
