@@ -275,6 +275,7 @@ type gpuAccum struct {
 	seen                 map[uint32]*seenProcess
 	util                 map[uint32]procUtil
 	acctOff              Value[ProcessAccounting] // why accounting is N/A this tick
+	vgpu                 vgpuAccum
 }
 
 func newGPUAccum(d *Device) *gpuAccum {
@@ -297,6 +298,7 @@ func (g *gpuAccum) publish() GPUCounters {
 	for i, pid := range g.order {
 		c.Processes[i] = *g.procs[pid]
 	}
+	c.Vgpus, c.VgpusErr = g.vgpu.publish(), g.vgpu.err
 	return c
 }
 
@@ -328,7 +330,9 @@ func (g *gpuAccum) sample(now time.Time) (exited []ProcessCounters) {
 	gpu, memBusy := g.utilization(h, first, since)
 	g.c.GPUBusy.add(gpu)
 	g.c.MemoryBusy.add(memBusy)
-	return g.processes(h, now, first)
+	exited = g.processes(h, now, first)
+	g.vgpu.sample(g.d, h, now)
+	return exited
 }
 
 // fail records a tick at which the GPU could not be read at all.

@@ -139,6 +139,32 @@ type GPUCounters struct {
 	// with their final counters. Only Reader.Read fills it, and each exit
 	// reaches each Reader once.
 	Exited []ProcessCounters
+
+	// Vgpus are the vGPU instances on the GPU at the latest tick, by ID;
+	// nil on a GPU that is not a vGPU host.
+	Vgpus []VgpuCounters
+	// VgpusErr is why the latest tick could not list or sample the
+	// instances; nil when it could.
+	VgpusErr error
+}
+
+// VgpuCounters are one vGPU instance's counters on its GPU. An instance
+// that is destroyed leaves Vgpus at the next tick.
+type VgpuCounters struct {
+	// ID is NVML's instance ID; Since the first tick that saw the
+	// instance, LastSeen the latest.
+	ID              uint32
+	Since, LastSeen time.Time
+	// UUID, Type (e.g. "NVIDIA H100-20C") and VMID are read once.
+	UUID, Type, VMID Value[string]
+	// Samples is how many ticks saw the instance.
+	Samples uint64
+	// SM, Framebuffer, Encoder and Decoder count the driver's utilization
+	// samples of the instance: each tick adds the mean of the samples newer
+	// than the previous tick's, and a tick without one adds nothing.
+	SM, Framebuffer, Encoder, Decoder UtilizationCounter
+	// FramebufferUsed is the instance's framebuffer memory in use.
+	FramebufferUsed MemoryCounter
 }
 
 // ProcessKey identifies one process on one GPU across ticks: its PID and the
@@ -212,6 +238,17 @@ type GPUInterval struct {
 	// Processes holds every process seen in the interval, those that
 	// exited in it included (Exited set), by PID.
 	Processes []ProcessInterval
+	// Vgpus holds the vGPU instances present at the interval's end, by ID.
+	Vgpus []VgpuInterval
+}
+
+// VgpuInterval is one vGPU instance's averages over an interval.
+type VgpuInterval struct {
+	ID                                uint32
+	UUID, Type, VMID                  Value[string]
+	Samples                           uint64
+	SM, Framebuffer, Encoder, Decoder Value[Percent]
+	FramebufferUsed                   Value[Bytes]
 }
 
 // ProcessInterval is one process's averages on one GPU over an interval.
@@ -289,6 +326,35 @@ func gpuDelta(p, c GPUCounters) GPUInterval {
 	}
 	add(c.Processes)
 	add(c.Exited)
+	out.Vgpus = vgpuDeltas(p.Vgpus, c.Vgpus)
+	return out
+}
+
+// vgpuDeltas pairs the instances of cur with those of prev by ID and
+// Since (an ID the driver reused is a new instance).
+func vgpuDeltas(prev, cur []VgpuCounters) []VgpuInterval {
+	if cur == nil {
+		return nil
+	}
+	out := make([]VgpuInterval, 0, len(cur))
+	for _, c := range cur {
+		var p VgpuCounters
+		for _, x := range prev {
+			if x.ID == c.ID && x.Since.Equal(c.Since) {
+				p = x
+				break
+			}
+		}
+		out = append(out, VgpuInterval{
+			ID: c.ID, UUID: c.UUID, Type: c.Type, VMID: c.VMID,
+			Samples:         c.Samples - p.Samples,
+			SM:              utilDelta(p.SM, c.SM),
+			Framebuffer:     utilDelta(p.Framebuffer, c.Framebuffer),
+			Encoder:         utilDelta(p.Encoder, c.Encoder),
+			Decoder:         utilDelta(p.Decoder, c.Decoder),
+			FramebufferUsed: memDelta(p.FramebufferUsed, c.FramebufferUsed),
+		})
+	}
 	return out
 }
 
