@@ -27,8 +27,8 @@ options:
   --no-color             no colours (also when NO_COLOR is set or stdout is not a terminal)
   --json                 print one JSON object: {"devices": [{…, "processes": […]}]}
   --simulate NAME|FILE   use a fake GPU fleet: dgx-a100, dgx-h100, dgx-h200,
-                         dgx-b200, dgx-a100-mig, dgx-h100-mig, or a scenario
-                         JSON file (see the README)
+                         dgx-b200, dgx-a100-mig, dgx-h100-mig, vgpu-h100, or
+                         a scenario JSON file (see the README)
   -h, --help             show this help
 
 exit status: 0 ok, 1 no usable NVIDIA driver or bad scenario, 2 bad arguments,

@@ -12,6 +12,13 @@
 // devices are listed as GPU "0:1" (GPU index:MIG index), with SM
 // utilization N/A, since NVML keeps none per process on MIG.
 //
+// Under a vGPU host's GPU, two rows per vGPU instance show its ID, type,
+// VM, license, utilization (SM, framebuffer, encoder, decoder) and
+// framebuffer use, then one row per busy guest process ("guest" PID, name,
+// SM and memory utilization). Guest processes stay out of the process
+// table, whose PIDs are the host's; --json has them under each device's
+// "vgpu_instances". A bare-metal GPU shows no vGPU rows.
+//
 // --only-visible shows the devices CUDA would see in this process (whole
 // GPUs and MIG devices), in CUDA order, each labelled with its CUDA index
 // ("cuda_index" in --json), as nvgo reads CUDA_VISIBLE_DEVICES and

@@ -8,6 +8,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -19,8 +20,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
 )
 
@@ -346,7 +351,7 @@ func TestTheTableHasStraightBorders(t *testing.T) {
 		{"--ascii at COLUMNS=140 has ASCII bars", []string{"--ascii"}, 140, 122, true},
 		{"--only 0 at COLUMNS=200", []string{"--only", "0"}, 200, 122, true},
 	}
-	for _, preset := range []string{"dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "dgx-a100-mig", "dgx-h100-mig"} {
+	for _, preset := range []string{"dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "dgx-a100-mig", "dgx-h100-mig", "vgpu-h100"} {
 		for _, tt := range tests {
 			t.Run(preset+" "+tt.name, func(t *testing.T) {
 				plainTerminal(t, tt.columns)
@@ -430,6 +435,7 @@ func TestASCIIOutputIsPureASCII(t *testing.T) {
 	}{
 		{"dgx-h100", []string{"--simulate", "dgx-h100"}},
 		{"dgx-h100-mig with its MIG rows", []string{"--simulate", "dgx-h100-mig"}},
+		{"vgpu-h100 with its vGPU rows and guest processes", []string{"--simulate", "vgpu-h100"}},
 		{"--only-visible with its cuda labels", []string{"--simulate", "dgx-h100", "--only-visible"}},
 	}
 	for _, tt := range tests {
@@ -1011,5 +1017,491 @@ func TestJSONHasCUDAIndexOnlyWithOnlyVisible(t *testing.T) {
 		if _, ok := d["mig_index"]; ok {
 			t.Errorf("devices[%d], a whole GPU, has a mig_index", i)
 		}
+	}
+}
+
+// vgpuIDs returns the IDs of the vGPU instances of GPU gpu of a preset, in
+// creation order (the order NVML lists them in).
+func vgpuIDs(t *testing.T, preset string, gpu int) []string {
+	t.Helper()
+	fleet, err := fakegpu.Preset(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, v := range fleet.GPU(gpu).Vgpus() {
+		ids = append(ids, strconv.FormatUint(uint64(v.ID()), 10))
+	}
+	return ids
+}
+
+// inOrder fails unless each of want is in out after the one before.
+func inOrder(t *testing.T, out string, want []string) {
+	t.Helper()
+	rest := out
+	for _, s := range want {
+		i := strings.Index(rest, s)
+		if i < 0 {
+			t.Fatalf("output lacks %q after the previous rows:\n%s", s, out)
+		}
+		rest = rest[i+len(s):]
+	}
+}
+
+func TestVGPUInstancesAreShownUnderTheirGPU(t *testing.T) {
+	g0, g1 := vgpuIDs(t, "vgpu-h100", 0), vgpuIDs(t, "vgpu-h100", 1)
+	if len(g0) != 4 || len(g1) != 2 {
+		t.Fatalf("vgpu-h100 has %d and %d instances on GPUs 0 and 1; want 4 and 2", len(g0), len(g1))
+	}
+	noneOn := func(gpus ...int) []string {
+		var out []string
+		for _, g := range gpus {
+			out = append(out, "│   "+strconv.Itoa(g)+"  H100 80GB HBM3", "├╌╌╌", "│   "+strconv.Itoa(g)+"  No vGPU instances")
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		columns  int
+		want     []string // in this order
+		dontWant []string
+	}{
+		{
+			name: "each GPU lists its instances, licences, utilization and guest processes",
+			args: []string{"--simulate", "vgpu-h100"},
+			want: append([]string{
+				"│   0  H100 80GB HBM3", "├╌╌╌",
+				"│   0  vGPU " + g0[0] + " H100-20C", "│ VM ", "│ SM    40%  FB    25% │",
+				"│      licensed until 2026-06-30│", "12288MiB / 20.00GiB", "│ ENC    0%  DEC    0% │",
+				"│      ├─ guest 2817", "│ python3", "│ SM    28%  MEM   18% │",
+				"│      └─ guest 2854", "│ python3", "│ SM    12%  MEM    7% │",
+				"│   0  vGPU " + g0[1] + " H100-20C", "│ SM    35%  FB    20% │",
+				"│      licensed (permanent) ", "16384MiB / 20.00GiB",
+				"│      └─ guest 1733", "│ tritonserver",
+				"│   0  vGPU " + g0[2] + " H100-20C", "│ SM     0%  FB     0% │", "│      licensed (permanent) ",
+				"│   0  vGPU " + g0[3] + " H100-20C", "│      unlicensed   ", "256.0MiB / 20.00GiB",
+				"│   1  H100 80GB HBM3", "├╌╌╌",
+				"│   1  vGPU " + g1[0] + " H100-40C", "│ SM    60%  FB    40% │", "└─ guest 4120",
+				"│   1  vGPU " + g1[1] + " H100-40C", "│ SM    25%  FB    10% │", "└─ guest 991",
+			}, noneOn(2, 3, 4, 5, 6, 7)...),
+			// guest PIDs are not host PIDs: none in the process table
+			dontWant: []string{"No running processes found"},
+		},
+		{
+			name:    "with bars an instance has a utilization and a framebuffer bar",
+			args:    []string{"--simulate", "vgpu-h100"},
+			columns: 140,
+			want: []string{
+				"│   0  vGPU " + g0[0] + " H100-20C", "│ SM    40%  FB    25% │ UTL: ████████████▍ ", " 40% │",
+				"│ ENC    0%  DEC    0% │ MEM: ██████████████████▌ ", " 60% │",
+				"│      ├─ guest 2817", "│ SM    28%  MEM   18% │" + strings.Repeat(" ", colBars) + "│",
+			},
+		},
+		{
+			name: "--ascii draws vGPU rows and guest processes in ASCII",
+			args: []string{"--simulate", "vgpu-h100", "--ascii"},
+			want: []string{
+				"|   0  H100 80GB HBM3", "+-------------------------------+",
+				"|   0  vGPU " + g0[0] + " H100-20C", "VM ", "-...", "|      |- guest 2817", "|      `- guest 2854",
+				"|   7  No vGPU instances",
+			},
+		},
+		{
+			name:     "--only 1 shows GPU 1 with its instances only",
+			args:     []string{"--simulate", "vgpu-h100", "--only", "1"},
+			want:     []string{"│   1  H100 80GB HBM3", "├╌╌╌", "│   1  vGPU " + g1[0] + " H100-40C", "│   1  vGPU " + g1[1] + " H100-40C"},
+			dontWant: []string{"vGPU " + g0[0], "guest 2817", "No vGPU instances"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plainTerminal(t, tt.columns)
+			code, stdout, stderr := runStatus(t, tt.args...)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+			}
+			inOrder(t, stdout, tt.want)
+			for _, s := range tt.dontWant {
+				if strings.Contains(stdout, s) {
+					t.Errorf("output has %q:\n%s", s, stdout)
+				}
+			}
+			for _, pid := range []int{2817, 2854, 1733, 4120, 991} {
+				if f := processLine(stdout, pid); f != nil {
+					t.Errorf("guest PID %d is in the host process table: %q", pid, f)
+				}
+			}
+			if len(tt.args) == 2 && !strings.Contains(stdout, "No host processes found (guest processes are listed under their vGPU)") {
+				t.Errorf("the process table does not say where the guest processes are:\n%s", stdout)
+			}
+		})
+	}
+}
+
+// jsonVgpu is what the tests read of an instance in --json.
+type jsonVgpu struct {
+	ID            uint32   `json:"id"`
+	UUID          string   `json:"uuid"`
+	TypeName      string   `json:"type_name"`
+	VMID          string   `json:"vm_id"`
+	Licensed      *bool    `json:"licensed"`
+	LicenseState  string   `json:"license_state"`
+	LicenseExpiry *string  `json:"license_expiry"`
+	SMUtilization *float64 `json:"sm_utilization"`
+	FBUsed        *uint64  `json:"framebuffer_used"`
+	Processes     []struct {
+		PID           int     `json:"pid"`
+		Name          string  `json:"name"`
+		SMUtilization float64 `json:"sm_utilization"`
+	} `json:"processes"`
+}
+
+func TestJSONListsVGPUInstancesUnderTheirGPU(t *testing.T) {
+	plainTerminal(t, 0)
+	fleet, err := fakegpu.Preset("vgpu-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runStatus(t, "--simulate", "vgpu-h100", "--json")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	doc := decodeJSON(t, stdout)
+	if len(doc.Devices) != 8 {
+		t.Fatalf("%d devices; want 8", len(doc.Devices))
+	}
+	tests := []struct {
+		gpu      int
+		types    []string
+		licensed []bool
+		expiry   []string // "" for none (null)
+		sm       []float64
+		pids     [][]int // guest PIDs of each instance
+	}{
+		{
+			gpu:      0,
+			types:    []string{"NVIDIA H100-20C", "NVIDIA H100-20C", "NVIDIA H100-20C", "NVIDIA H100-20C"},
+			licensed: []bool{true, true, true, false},
+			expiry:   []string{"2026-06-30T23:59:59Z", "", "", ""},
+			sm:       []float64{40, 35, 0, 0},
+			pids:     [][]int{{2817, 2854}, {1733}, {}, {}},
+		},
+		{
+			gpu:      1,
+			types:    []string{"NVIDIA H100-40C", "NVIDIA H100-40C"},
+			licensed: []bool{true, true},
+			expiry:   []string{"", ""},
+			sm:       []float64{60, 25},
+			pids:     [][]int{{4120}, {991}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run("GPU "+strconv.Itoa(tt.gpu), func(t *testing.T) {
+			dev := doc.Devices[tt.gpu]
+			var vs []jsonVgpu
+			if err := json.Unmarshal(dev["vgpu_instances"], &vs); err != nil {
+				t.Fatalf("devices[%d].vgpu_instances %s: %v", tt.gpu, dev["vgpu_instances"], err)
+			}
+			var raw []map[string]json.RawMessage
+			if err := json.Unmarshal(dev["vgpu_instances"], &raw); err != nil {
+				t.Fatal(err)
+			}
+			want := fleet.GPU(tt.gpu).Vgpus()
+			if len(vs) != len(want) || len(vs) != len(tt.types) {
+				t.Fatalf("%d instances; want %d", len(vs), len(tt.types))
+			}
+			for i, v := range vs {
+				if v.ID != want[i].ID() || !strings.EqualFold(v.UUID, want[i].UUID()) || v.UUID == "" {
+					t.Errorf("instance %d is id %d uuid %q; want %d %q", i, v.ID, v.UUID, want[i].ID(), want[i].UUID())
+				}
+				if v.TypeName != tt.types[i] || v.VMID == "" {
+					t.Errorf("instance %d: type_name %q vm_id %q; want %q and a VM", i, v.TypeName, v.VMID, tt.types[i])
+				}
+				if v.Licensed == nil || *v.Licensed != tt.licensed[i] {
+					t.Errorf("instance %d: licensed %s; want %v", i, raw[i]["licensed"], tt.licensed[i])
+				}
+				if wantState := map[bool]string{true: "licensed", false: "unlicensed"}[tt.licensed[i]]; v.LicenseState != wantState {
+					t.Errorf("instance %d: license_state %q; want %q", i, v.LicenseState, wantState)
+				}
+				if got := string(raw[i]["license_expiry"]); (tt.expiry[i] == "" && got != "null") || (tt.expiry[i] != "" && got != `"`+tt.expiry[i]+`"`) {
+					t.Errorf("instance %d: license_expiry %s; want %q (null when none)", i, got, tt.expiry[i])
+				}
+				if v.SMUtilization == nil || *v.SMUtilization != tt.sm[i] {
+					t.Errorf("instance %d: sm_utilization %s; want %v", i, raw[i]["sm_utilization"], tt.sm[i])
+				}
+				if v.FBUsed == nil || *v.FBUsed == 0 {
+					t.Errorf("instance %d: framebuffer_used %s; want bytes", i, raw[i]["framebuffer_used"])
+				}
+				var pids []int
+				for _, p := range v.Processes {
+					pids = append(pids, p.PID)
+					if p.Name == "" {
+						t.Errorf("instance %d: guest process %d has no name", i, p.PID)
+					}
+				}
+				slices.Sort(pids)
+				wantPIDs := slices.Clone(tt.pids[i])
+				slices.Sort(wantPIDs)
+				if !slices.Equal(pids, wantPIDs) {
+					t.Errorf("instance %d: guest PIDs %v; want %v", i, pids, wantPIDs)
+				}
+				// an idle instance says so with [], as an idle GPU does
+				if len(tt.pids[i]) == 0 && string(raw[i]["processes"]) != "[]" {
+					t.Errorf("instance %d: processes %s; want []", i, raw[i]["processes"])
+				}
+			}
+			// the guest processes are not host processes
+			if got := string(dev["processes"]); got != "[]" {
+				t.Errorf("devices[%d].processes = %s; want []", tt.gpu, got)
+			}
+		})
+	}
+	for i := 2; i < 8; i++ {
+		if got := string(doc.Devices[i]["vgpu_instances"]); got != "[]" {
+			t.Errorf("devices[%d].vgpu_instances = %s; want [] (a host running none)", i, got)
+		}
+		if got := string(doc.Devices[i]["virtualization_mode"]); got != `"host vgpu"` {
+			t.Errorf("devices[%d].virtualization_mode = %s; want \"host vgpu\"", i, got)
+		}
+	}
+}
+
+// nonVgpuPresets are the presets of bare-metal machines.
+func nonVgpuPresets() []string {
+	return slices.DeleteFunc(fakegpu.PresetNames(), func(n string) bool { return strings.HasPrefix(n, "vgpu-") })
+}
+
+func TestABareMetalGPUShowsNoVGPURows(t *testing.T) {
+	presets := nonVgpuPresets()
+	if len(presets) < 6 {
+		t.Fatalf("bare-metal presets %q; want the 6 DGX ones at least", presets)
+	}
+	for _, preset := range presets {
+		for _, columns := range []int{0, 140} {
+			t.Run(preset+" at COLUMNS="+strconv.Itoa(columns), func(t *testing.T) {
+				plainTerminal(t, columns)
+				code, stdout, stderr := runStatus(t, "--simulate", preset)
+				if code != 0 || stderr != "" {
+					t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+				}
+				for _, s := range []string{"vGPU", "guest", "No host processes"} {
+					if strings.Contains(stdout, s) {
+						t.Errorf("output has %q:\n%s", s, stdout)
+					}
+				}
+				code, stdout, _ = runStatus(t, "--simulate", preset, "--json")
+				if code != 0 {
+					t.Fatalf("--json: exit %d; want 0", code)
+				}
+				for i, d := range decodeJSON(t, stdout).Devices {
+					if got := string(d["vgpu_instances"]); got != "null" {
+						t.Errorf("devices[%d].vgpu_instances = %s; want null (not a vGPU host)", i, got)
+					}
+					if got := string(d["virtualization_mode"]); got != `"none"` {
+						t.Errorf("devices[%d].virtualization_mode = %s; want \"none\"", i, got)
+					}
+				}
+			})
+		}
+	}
+}
+
+// renderFleet renders a snapshot of fleet as the command does, at COLUMNS
+// columns, with ASCII borders if ascii.
+func renderFleet(t *testing.T, fleet *fakegpu.Fleet, columns int, ascii bool) string {
+	t.Helper()
+	plainTerminal(t, columns)
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Close()
+	snap, err := lib.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	newRenderer(&out, &options{ascii: ascii}).render(snap, nvgo.HostStats{})
+	return out.String()
+}
+
+func TestVGPURowsSayWhatCouldNotBeRead(t *testing.T) {
+	const hostile = "py\tthon 日本語テスト\x1b[31mred"
+	tests := []struct {
+		name     string
+		setup    func(t *testing.T, f *fakegpu.Fleet)
+		want     []string // in this order, at 80 columns
+		dontWant []string
+	}{
+		{
+			name: "an instance destroyed after it was listed shows the reason in its row",
+			setup: func(t *testing.T, f *fakegpu.Fleet) {
+				f.GPU(0).Vgpus()[0].DestroyOnCall("GetFbUsage")
+			},
+			want: []string{"│   0  vGPU 11 H100-20C", "│ ERROR: instance gone │", "│   0  vGPU 12 H100-20C", "│ VM 42 "},
+		},
+		{
+			name: "a GPU whose instances cannot be listed says so in one row",
+			setup: func(t *testing.T, f *fakegpu.Fleet) {
+				f.GPU(0).Fail("GetActiveVgpus", nvml.ERROR_UNKNOWN)
+			},
+			want: []string{"│   0  H100", "├╌╌╌", "│   0  vGPU instances unreadable", "│   1  H100", "│   1  No vGPU instances"},
+		},
+		{
+			name: "a licence that cannot be read is N/A",
+			setup: func(t *testing.T, f *fakegpu.Fleet) {
+				f.GPU(0).Vgpus()[1].Fail("GetLicenseInfo", nvml.ERROR_UNKNOWN)
+			},
+			want: []string{"│   0  vGPU 11 H100-20C", "│      licensed until 2027-01-15", "│   0  vGPU 12 H100-20C", "│      license N/A "},
+		},
+		{
+			name:  "a guest process name cannot break the table",
+			setup: func(t *testing.T, f *fakegpu.Fleet) {},
+			want:  []string{"│   0  vGPU 11 H100-20C", `│      └─ guest 77`, `│ py\tthon 日本語テス… │`},
+		},
+		{
+			name:     "a lost GPU shows no vGPU rows",
+			setup:    func(t *testing.T, f *fakegpu.Fleet) { f.GPU(0).Lose() },
+			want:     []string{"ERROR: GPU lost", "│   1  No vGPU instances"},
+			dontWant: []string{"vGPU 11", "vGPU 12", "unreadable"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fleet := fakegpu.New(
+				fakegpu.GPUSpec{Model: "h100", Vgpus: []fakegpu.VgpuSpec{
+					{ID: 11, Type: "NVIDIA H100-20C", FBUsedMiB: 1024, Licensed: true, LicenseExpiry: time.Date(2027, 1, 15, 0, 0, 0, 0, time.UTC),
+						SM: 50, Processes: []fakegpu.VgpuProcess{{PID: 77, Name: hostile, SM: 50}}},
+					{ID: 12, Type: "NVIDIA H100-20C", VMID: "42", VMIDType: fakegpu.VMIDTypeDomain, Licensed: true},
+				}},
+				fakegpu.GPUSpec{Model: "h100", VgpuHost: true},
+			)
+			tt.setup(t, fleet)
+			out := renderFleet(t, fleet, 0, false)
+			inOrder(t, out, tt.want)
+			if strings.ContainsAny(out, "\x1b\t") {
+				t.Errorf("control characters reach the terminal:\n%q", out)
+			}
+			checkTables(t, out, 79, wideWidth)
+			for _, s := range tt.dontWant {
+				if strings.Contains(out, s) {
+					t.Errorf("output has %q:\n%s", s, out)
+				}
+			}
+			for _, ascii := range []bool{false, true} {
+				out := renderFleet(t, fleet, 140, ascii)
+				checkTables(t, out, 122, wideWidth)
+				if ascii && strings.ContainsFunc(out, func(r rune) bool { return r >= 0x80 && !strings.ContainsRune(hostile, r) }) {
+					t.Errorf("--ascii output has non-ASCII characters:\n%s", out)
+				}
+			}
+		})
+	}
+}
+
+func TestLicenseSaysWhetherAndUntilWhen(t *testing.T) {
+	expiry := time.Date(2026, 6, 30, 23, 59, 59, 0, time.UTC)
+	na := func() nvgo.Value[bool] { return nvgo.NA[bool](nvgo.Failed, errors.New("boom")) }
+	tests := []struct {
+		name string
+		v    nvgo.VgpuInstanceSnapshot
+		want string
+	}{
+		{"licensed with an expiry date", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(true), LicenseExpiry: nvgo.Some(expiry)}, "licensed until 2026-06-30"},
+		{"the date is the UTC one", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(true), LicenseExpiry: nvgo.Some(expiry.In(time.FixedZone("UTC+5", 5*3600)))}, "licensed until 2026-06-30"},
+		{"licensed with no date", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(true)}, "licensed"},
+		{"licensed for good", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(true), LicensePermanent: nvgo.Some(true)}, "licensed (permanent)"},
+		{"unlicensed", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(false), LicenseState: nvgo.Some(nvgo.LicenseUnlicensed)}, "unlicensed"},
+		{"unlicensed and restricted", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(false), LicenseState: nvgo.Some(nvgo.LicenseUnlicensedRestricted)}, "unlicensed (restricted)"},
+		{"unlicensed in an unknown state", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(false)}, "unlicensed"},
+		{"unlicensed with a stale expiry date", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(false), LicenseExpiry: nvgo.Some(expiry)}, "unlicensed"},
+		{"unreadable", nvgo.VgpuInstanceSnapshot{Licensed: na()}, "license N/A"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := license(tt.v); got != tt.want {
+				t.Errorf("license() = %q; want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// vgpuScenario has a vGPU host with no instance, a bare-metal GPU and a
+// vGPU host with one busy instance.
+const vgpuScenario = `{"gpus": [
+ {"name": "NVIDIA H100 80GB HBM3", "vgpu_host": true},
+ {"name": "NVIDIA H100 80GB HBM3"},
+ {"name": "NVIDIA H100 80GB HBM3", "vgpu_instances": [
+   {"id": 5, "type": "NVIDIA H100-20C", "vm_id": "vm-7", "fb_used_mib": 2048, "licensed": true,
+    "license_expiry": "2027-03-01T00:00:00Z", "sm_util": 33, "fb_util": 9, "enc_util": 4, "dec_util": 2,
+    "processes": [{"pid": 31, "name": "train", "sm_util": 33}], "accounting": {"enabled": true}}]}]}`
+
+func TestAScenarioFileWithVGPUHostsIsRendered(t *testing.T) {
+	path := writeScenario(t, vgpuScenario)
+	tests := []struct {
+		name    string
+		args    []string
+		columns int
+		width   int
+		want    []string // in this order
+	}{
+		{
+			name: "a host with no instance says so, a bare-metal GPU says nothing",
+			args: []string{"--simulate", path}, width: 79,
+			want: []string{
+				"│   0  H100", "├╌╌╌", "│   0  No vGPU instances", "├───",
+				"│   1  H100", "│ N/A ", "├───", // GPU 1's rows, then straight on to GPU 2
+				"│   2  H100", "├╌╌╌", "│   2  vGPU 5 H100-20C ", "│ VM vm-7 ", "│ SM    33%  FB     9% │",
+				"│      licensed until 2027-03-01│", "2048MiB / 20.00GiB", "│ ENC    4%  DEC    2% │",
+				"│      └─ guest 31 ", "│ train ", "│ SM    33%  MEM    0% │",
+			},
+		},
+		{
+			name: "--ascii with bars", args: []string{"--simulate", path, "--ascii"}, columns: 140, width: 122,
+			want: []string{"|   0  No vGPU instances", "|   2  vGPU 5 H100-20C", "| UTL: ##########", "|      `- guest 31"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plainTerminal(t, tt.columns)
+			code, stdout, stderr := runStatus(t, tt.args...)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+			}
+			inOrder(t, stdout, tt.want)
+			if n := strings.Count(stdout, "vGPU"); n != 3 { // two rows and the process table's note
+				t.Errorf("%d mentions of vGPU; want 3:\n%s", n, stdout)
+			}
+			checkTables(t, stdout, tt.width, utf8.RuneCountInString)
+		})
+	}
+
+	plainTerminal(t, 0)
+	code, stdout, stderr := runStatus(t, "--simulate", path, "--json")
+	if code != 0 || stderr != "" {
+		t.Fatalf("--json: exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	doc := decodeJSON(t, stdout)
+	for i, want := range []string{`"host vgpu"`, `"none"`, `"host vgpu"`} {
+		if got := string(doc.Devices[i]["virtualization_mode"]); got != want {
+			t.Errorf("devices[%d].virtualization_mode = %s; want %s", i, got, want)
+		}
+	}
+	// A host without instances has none ([]); a bare-metal GPU has no list (null).
+	for i, want := range []string{"[]", "null"} {
+		if got := string(doc.Devices[i]["vgpu_instances"]); got != want {
+			t.Errorf("devices[%d].vgpu_instances = %s; want %s", i, got, want)
+		}
+	}
+	var vs []jsonVgpu
+	if err := json.Unmarshal(doc.Devices[2]["vgpu_instances"], &vs); err != nil || len(vs) != 1 {
+		t.Fatalf("devices[2].vgpu_instances %s: %v; want one instance", doc.Devices[2]["vgpu_instances"], err)
+	}
+	v := vs[0]
+	if v.ID != 5 || v.VMID != "vm-7" || v.TypeName != "NVIDIA H100-20C" || v.Licensed == nil || !*v.Licensed ||
+		v.LicenseExpiry == nil || *v.LicenseExpiry != "2027-03-01T00:00:00Z" || v.SMUtilization == nil || *v.SMUtilization != 33 ||
+		len(v.Processes) != 1 || v.Processes[0].PID != 31 || v.Processes[0].Name != "train" || v.Processes[0].SMUtilization != 33 {
+		t.Errorf("devices[2].vgpu_instances[0] = %+v; want instance 5 of VM vm-7, licensed until 2027-03-01, SM 33%%, guest process 31", v)
 	}
 }

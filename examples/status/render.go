@@ -42,8 +42,9 @@ type boxChars struct {
 	full                            string
 	partial                         []string
 	ellipsis                        string // ends a cut text
-	dash                            string // rule between a GPU and its MIG devices
+	dash                            string // rule between a GPU and its MIG devices or vGPUs
 	arrow                           string // "cuda:0 → GPU 3"
+	tee2, elbow                     string // before a vGPU's guest processes, the last
 }
 
 var unicodeBox = boxChars{
@@ -53,6 +54,7 @@ var unicodeBox = boxChars{
 	full: "█", partial: []string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"},
 	ellipsis: "…",
 	dash:     "╌", arrow: "→",
+	tee2: "├─", elbow: "└─",
 }
 
 var asciiBox = boxChars{
@@ -62,6 +64,7 @@ var asciiBox = boxChars{
 	full: "#", partial: []string{""},
 	ellipsis: "...",
 	dash:     "-", arrow: "->",
+	tee2: "|-", elbow: "`-",
 }
 
 func newRenderer(w io.Writer, o *options) *renderer {
@@ -311,6 +314,7 @@ func (r *renderer) render(s *nvgo.Snapshot, host nvgo.HostStats) {
 		} else {
 			r.device(d)
 			r.migRows(d)
+			r.vgpuRows(d)
 		}
 		if i < len(s.Devices)-1 {
 			fmt.Fprintln(r.w, r.rule(b.ltee, b.cross, b.rtee, b.h, ws...))
@@ -443,7 +447,12 @@ func (r *renderer) processes(s *nvgo.Snapshot) {
 		}
 	}
 	if n == 0 {
-		fmt.Fprintln(r.w, b.v+r.pad("  No running processes found", total, false)+b.v)
+		none := "  No running processes found"
+		if guestProcesses(s) > 0 {
+			// a vGPU host runs none itself; its VMs' are under their vGPU
+			none = "  No host processes found (guest processes are listed under their vGPU)"
+		}
+		fmt.Fprintln(r.w, b.v+r.pad(none, total, false)+b.v)
 	}
 	fmt.Fprintln(r.w, b.bl+strings.Repeat(b.hh, total)+b.br)
 }
