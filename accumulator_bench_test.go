@@ -110,3 +110,32 @@ func BenchmarkAccumulatorLongRun(b *testing.B) {
 
 // longRunTicks is the length of BenchmarkAccumulatorLongRun.
 var longRunTicks = 100_000
+
+// BenchmarkAccumulatorVgpuTick is the cost of one tick over the fake vGPU
+// host vgpu-h100 (6 instances on 2 of its 8 GPUs, no host processes), and
+// the NVML calls it makes per GPU: on a host, the instance listing, one read
+// of the instance sample buffer and one framebuffer read per instance.
+func BenchmarkAccumulatorVgpuTick(b *testing.B) {
+	fleet, err := fakegpu.Preset("vgpu-h100")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lib := openOn(b, fleet)
+	ctx, cancel := context.WithCancel(context.Background())
+	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Clock: fleetclock.NewStepped(fleet)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cancel(); <-acc.Done() })
+	fleet.ResetCalls()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		fleet.Advance(time.Second)
+		b.StartTimer()
+		nvgo.TickNow(acc)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(fleet.TotalCalls())/float64(b.N)/float64(fleet.Count()), "NVML-calls/GPU/tick")
+}

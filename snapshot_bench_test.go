@@ -4,6 +4,7 @@ package nvgo_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/nvgo/nvgo"
@@ -61,4 +62,37 @@ func BenchmarkSnapshot(b *testing.B) {
 			b.ReportMetric(float64(fleet.TotalCalls())/float64(b.N)/8, "calls/gpu")
 		})
 	}
+}
+
+// BenchmarkVgpuSnapshot measures a snapshot of the vGPU instances of a fake
+// vGPU host (vgpu-h100: every GPU a host, 4 instances on GPU 0, 2 on GPU 1,
+// none on GPUs 2-7). device-calls counts one snapshot's NVML calls on the
+// GPUs (3 per host with instances: the listing and the two sample reads; 1
+// per host running none), calls/instance those on each instance.
+func BenchmarkVgpuSnapshot(b *testing.B) {
+	lib, fleet := openFleet(b, "vgpu-h100")
+	ctx := context.Background()
+	opt := nvgo.WithFields(nvgo.FieldVgpuInstances)
+	if _, err := lib.Snapshot(ctx, opt); err != nil {
+		b.Fatal(err)
+	}
+	fleet.ResetCalls()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := lib.Snapshot(ctx, opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	perHost, perInstance := 0, 0
+	for name, n := range fleet.Calls() {
+		if strings.HasPrefix(name, "VgpuInstance.") || strings.HasPrefix(name, "VgpuTypeId.") {
+			perInstance += n
+		} else {
+			perHost += n
+		}
+	}
+	b.ReportMetric(float64(perHost)/float64(b.N), "device-calls")
+	b.ReportMetric(float64(perInstance)/float64(b.N)/6, "calls/instance")
 }
