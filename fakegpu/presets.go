@@ -52,7 +52,7 @@ var migLayouts = map[string][]MIGSpec{
 // processes'.
 var vgpuLayouts = [][]VgpuSpec{
 	{
-		{Type: "NVIDIA H100-20C", FBUsedMiB: 12288, Licensed: true, LicenseExpiry: time.Date(2026, time.June, 30, 23, 59, 59, 0, time.UTC),
+		{Type: "NVIDIA H100-20C", FBUsedMiB: 12288, Licensed: true, LicenseExpiry: time.Date(2027, time.June, 30, 23, 59, 59, 0, time.UTC),
 			SM: 40, FB: 25, Processes: []VgpuProcess{
 				{PID: 2817, Name: "python3", SM: 28, Mem: 18},
 				{PID: 2854, Name: "python3", SM: 12, Mem: 7},
@@ -106,7 +106,7 @@ func PresetNames() []string {
 // "vgpu-h100" is the H100 machine as a vGPU host: every GPU is in
 // host-vGPU mode and runs no process of its own. GPU 0 hosts four
 // "NVIDIA H100-20C" instances: two licensed and busy (SM 40% with guest
-// PIDs 2817 and 2854, a licence expiring 2026-06-30T23:59:59Z; SM 35% with
+// PIDs 2817 and 2854, a licence expiring 2027-06-30T23:59:59Z; SM 35% with
 // PID 1733 "tritonserver", a permanent licence), one licensed and idle,
 // one unlicensed with guest driver 535.161.08. GPU 1 hosts two
 // "NVIDIA H100-40C" instances with accounting on, running PIDs 4120 (SM

@@ -1132,8 +1132,8 @@ func TestVgpuPreset(t *testing.T) {
 		}
 	}
 	g0 := f.GPU(0).Vgpus()
-	if info, _ := g0[0].Instance().GetLicenseInfo(); info.LicenseExpiry.Status != 2 || info.LicenseExpiry.Year != 2026 {
-		t.Errorf("instance 0 licence %+v, want an expiry in 2026", info)
+	if info, _ := g0[0].Instance().GetLicenseInfo(); info.LicenseExpiry.Status != 2 || info.LicenseExpiry.Year != 2027 {
+		t.Errorf("instance 0 licence %+v, want an expiry in 2027", info)
 	}
 	if info, _ := g0[1].Instance().GetLicenseInfo(); info.LicenseExpiry.Status != 4 {
 		t.Errorf("instance 1 licence %+v, want a permanent one", info)

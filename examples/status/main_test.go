@@ -1073,7 +1073,7 @@ func TestVGPUInstancesAreShownUnderTheirGPU(t *testing.T) {
 			want: append([]string{
 				"│   0  H100 80GB HBM3", "├╌╌╌",
 				"│   0  vGPU " + g0[0] + " H100-20C", "│ VM ", "│ SM    40%  FB    25% │",
-				"│      licensed until 2026-06-30│", "12288MiB / 20.00GiB", "│ ENC    0%  DEC    0% │",
+				"│      licensed till 2027-06-30 │", "12288MiB / 20.00GiB", "│ ENC    0%  DEC    0% │",
 				"│      ├─ guest 2817", "│ python3", "│ SM    28%  MEM   18% │",
 				"│      └─ guest 2854", "│ python3", "│ SM    12%  MEM    7% │",
 				"│   0  vGPU " + g0[1] + " H100-20C", "│ SM    35%  FB    20% │",
@@ -1183,7 +1183,7 @@ func TestJSONListsVGPUInstancesUnderTheirGPU(t *testing.T) {
 			gpu:      0,
 			types:    []string{"NVIDIA H100-20C", "NVIDIA H100-20C", "NVIDIA H100-20C", "NVIDIA H100-20C"},
 			licensed: []bool{true, true, true, false},
-			expiry:   []string{"2026-06-30T23:59:59Z", "", "", ""},
+			expiry:   []string{"2027-06-30T23:59:59Z", "", "", ""},
 			sm:       []float64{40, 35, 0, 0},
 			pids:     [][]int{{2817, 2854}, {1733}, {}, {}},
 		},
@@ -1353,7 +1353,7 @@ func TestVGPURowsSayWhatCouldNotBeRead(t *testing.T) {
 			setup: func(t *testing.T, f *fakegpu.Fleet) {
 				f.GPU(0).Vgpus()[1].Fail("GetLicenseInfo", nvml.ERROR_UNKNOWN)
 			},
-			want: []string{"│   0  vGPU 11 H100-20C", "│      licensed until 2027-01-15", "│   0  vGPU 12 H100-20C", "│      license N/A "},
+			want: []string{"│   0  vGPU 11 H100-20C", "│      licensed till 2027-01-15", "│   0  vGPU 12 H100-20C", "│      license N/A "},
 		},
 		{
 			name:  "a guest process name cannot break the table",
@@ -1401,15 +1401,15 @@ func TestVGPURowsSayWhatCouldNotBeRead(t *testing.T) {
 }
 
 func TestLicenseSaysWhetherAndUntilWhen(t *testing.T) {
-	expiry := time.Date(2026, 6, 30, 23, 59, 59, 0, time.UTC)
+	expiry := time.Date(2027, 6, 30, 23, 59, 59, 0, time.UTC)
 	na := func() nvgo.Value[bool] { return nvgo.NA[bool](nvgo.Failed, errors.New("boom")) }
 	tests := []struct {
 		name string
 		v    nvgo.VgpuInstanceSnapshot
 		want string
 	}{
-		{"licensed with an expiry date", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(true), LicenseExpiry: nvgo.Some(expiry)}, "licensed until 2026-06-30"},
-		{"the date is the UTC one", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(true), LicenseExpiry: nvgo.Some(expiry.In(time.FixedZone("UTC+5", 5*3600)))}, "licensed until 2026-06-30"},
+		{"licensed with an expiry date", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(true), LicenseExpiry: nvgo.Some(expiry)}, "licensed till 2027-06-30"},
+		{"the date is the UTC one", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(true), LicenseExpiry: nvgo.Some(expiry.In(time.FixedZone("UTC+5", 5*3600)))}, "licensed till 2027-06-30"},
 		{"licensed with no date", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(true)}, "licensed"},
 		{"licensed for good", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(true), LicensePermanent: nvgo.Some(true)}, "licensed (permanent)"},
 		{"unlicensed", nvgo.VgpuInstanceSnapshot{Licensed: nvgo.Some(false), LicenseState: nvgo.Some(nvgo.LicenseUnlicensed)}, "unlicensed"},
@@ -1453,7 +1453,7 @@ func TestAScenarioFileWithVGPUHostsIsRendered(t *testing.T) {
 				"│   0  H100", "├╌╌╌", "│   0  No vGPU instances", "├───",
 				"│   1  H100", "│ N/A ", "├───", // GPU 1's rows, then straight on to GPU 2
 				"│   2  H100", "├╌╌╌", "│   2  vGPU 5 H100-20C ", "│ VM vm-7 ", "│ SM    33%  FB     9% │",
-				"│      licensed until 2027-03-01│", "2048MiB / 20.00GiB", "│ ENC    4%  DEC    2% │",
+				"│      licensed till 2027-03-01 │", "2048MiB / 20.00GiB", "│ ENC    4%  DEC    2% │",
 				"│      └─ guest 31 ", "│ train ", "│ SM    33%  MEM    0% │",
 			},
 		},
@@ -1502,6 +1502,6 @@ func TestAScenarioFileWithVGPUHostsIsRendered(t *testing.T) {
 	if v.ID != 5 || v.VMID != "vm-7" || v.TypeName != "NVIDIA H100-20C" || v.Licensed == nil || !*v.Licensed ||
 		v.LicenseExpiry == nil || *v.LicenseExpiry != "2027-03-01T00:00:00Z" || v.SMUtilization == nil || *v.SMUtilization != 33 ||
 		len(v.Processes) != 1 || v.Processes[0].PID != 31 || v.Processes[0].Name != "train" || v.Processes[0].SMUtilization != 33 {
-		t.Errorf("devices[2].vgpu_instances[0] = %+v; want instance 5 of VM vm-7, licensed until 2027-03-01, SM 33%%, guest process 31", v)
+		t.Errorf("devices[2].vgpu_instances[0] = %+v; want instance 5 of VM vm-7, licensed till 2027-03-01, SM 33%%, guest process 31", v)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // per instance, as a GPU has two:
 //
 //	│   0  vGPU 7 H100-20C          │ VM db085366-52f1-a0… │ SM    40%  FB    25% │ UTL: bar of SM
-//	│      licensed until 2026-06-30│  12288MiB / 20.00GiB │ ENC    0%  DEC    0% │ MEM: bar of FB used
+//	│      licensed till 2027-06-30 │  12288MiB / 20.00GiB │ ENC    0%  DEC    0% │ MEM: bar of FB used
 //	│      ├─ guest 2817            │ python3              │ SM    28%  MEM   18% │
 //	│      └─ guest 2854            │ python3              │ SM    12%  MEM    7% │
 //
@@ -116,7 +116,7 @@ func utilPair(a string, x nvgo.Value[nvgo.Percent], b string, y nvgo.Value[nvgo.
 }
 
 // license says whether the instance is licensed, and until when if the
-// driver gave a date: "licensed until 2026-01-31", "unlicensed
+// driver gave a date: "licensed till 2026-01-31", "unlicensed
 // (restricted)", "license N/A".
 func license(v nvgo.VgpuInstanceSnapshot) string {
 	licensed, ok := v.Licensed.Get()
@@ -125,7 +125,7 @@ func license(v nvgo.VgpuInstanceSnapshot) string {
 		return "license N/A"
 	case licensed:
 		if t, ok := v.LicenseExpiry.Get(); ok {
-			return "licensed until " + t.UTC().Format("2006-01-02")
+			return "licensed till " + t.UTC().Format("2006-01-02")
 		}
 		if v.LicensePermanent.Or(false) {
 			return "licensed (permanent)"
