@@ -81,12 +81,45 @@ func (d *Device) accountingHandle() (nvmlx.Device, error) {
 // means that accounting mode is off, says so (with one more call, made only
 // on failure).
 func (d *Device) accountingErr(h nvmlx.Device, err error) error {
-	if errors.Is(err, ErrNotSupported) && !errors.Is(err, ErrFunctionMissing) {
-		if on, e := h.AccountingMode(); e == nil && !on {
-			return fmt.Errorf("%s: %w: %w", d.label(), ErrAccountingOff, err)
-		}
+	if accountingOff(err, h.AccountingMode) {
+		return fmt.Errorf("%s: %w: %w", d.label(), ErrAccountingOff, err)
 	}
 	return fmt.Errorf("%s: %w", d.label(), err)
+}
+
+// accountingOff reports whether an accounting read's err is NVML's "not
+// supported" because the accounting mode is off, asking mode (one more
+// call, made only on that failure).
+func accountingOff(err error, mode func() (bool, error)) bool {
+	if !errors.Is(err, ErrNotSupported) || errors.Is(err, ErrFunctionMissing) {
+		return false
+	}
+	on, e := mode()
+	return e == nil && !on
+}
+
+// noRecord is the N/A of a PID without an accounting record; cause, when
+// not nil, is the driver's answer.
+func noRecord(label string, pid int, cause error) Value[ProcessAccounting] {
+	if cause == nil {
+		cause = ErrNotFound
+	}
+	return NA[ProcessAccounting](NotReported, fmt.Errorf("%s: pid %d: no accounting record: %w", label, pid, cause))
+}
+
+// validPID reports whether pid can be asked about at all (NVML takes an
+// unsigned 32-bit PID).
+func validPID(pid int) bool { return pid > 0 && uint64(pid) <= math.MaxUint32 }
+
+// sortedPIDs returns the driver's PID list sorted, each once: on a PID
+// collision the driver may list a PID more than once.
+func sortedPIDs(pids []uint32) []int {
+	out := make([]int, len(pids))
+	for i, pid := range pids {
+		out[i] = int(pid)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // AccountingMode reports whether per-process accounting is on. It is read
@@ -133,13 +166,7 @@ func (d *Device) AccountedPIDs() ([]int, error) {
 	if err != nil {
 		return nil, d.accountingErr(h, err)
 	}
-	out := make([]int, len(pids))
-	for i, pid := range pids {
-		out[i] = int(pid)
-	}
-	slices.Sort(out)
-	// On a PID collision the driver may list a PID more than once.
-	return slices.Compact(out), nil
+	return sortedPIDs(pids), nil
 }
 
 // AccountingBufferSize returns how many accounting records the GPU's
@@ -171,15 +198,15 @@ func (d *Device) ProcessAccounting(pid int) Value[ProcessAccounting] {
 	if err != nil {
 		return NA[ProcessAccounting](ReasonOf(err), err)
 	}
-	if pid <= 0 || uint64(pid) > math.MaxUint32 {
-		return NA[ProcessAccounting](NotReported, fmt.Errorf("%s: pid %d: no accounting record: %w", d.label(), pid, ErrNotFound))
+	if !validPID(pid) {
+		return noRecord(d.label(), pid, nil)
 	}
 	s, err := h.AccountingStats(uint32(pid))
 	switch {
 	case err == nil:
 		return Some(accountingOf(pid, s))
 	case errors.Is(err, ErrNotFound):
-		return NA[ProcessAccounting](NotReported, fmt.Errorf("%s: pid %d: no accounting record: %w", d.label(), pid, err))
+		return noRecord(d.label(), pid, err)
 	}
 	err = d.accountingErr(h, err)
 	return NA[ProcessAccounting](ReasonOf(err), err)

@@ -3,7 +3,6 @@ package nvgo
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -387,10 +386,8 @@ func (v *VgpuInstance) AccountingMode() Value[OnOff] {
 // accountingErr is fail, and says so when "not supported" means that the
 // instance's accounting mode is off (one more call, only on failure).
 func (v *VgpuInstance) accountingErr(err error) error {
-	if errors.Is(err, ErrNotSupported) && !errors.Is(err, ErrFunctionMissing) {
-		if on, e := v.h.AccountingMode(); e == nil && !on {
-			return fmt.Errorf("%s: %w: %w", v.label(), ErrAccountingOff, err)
-		}
+	if accountingOff(err, v.h.AccountingMode) {
+		return fmt.Errorf("%s: %w: %w", v.label(), ErrAccountingOff, err)
 	}
 	return v.fail(err)
 }
@@ -408,12 +405,7 @@ func (v *VgpuInstance) AccountedPIDs() ([]int, error) {
 	if err != nil {
 		return nil, v.accountingErr(err)
 	}
-	out := make([]int, len(pids))
-	for i, pid := range pids {
-		out[i] = int(pid)
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return sortedPIDs(pids), nil
 }
 
 // ProcessAccounting returns the accounting record of the guest process
@@ -424,8 +416,8 @@ func (v *VgpuInstance) AccountedPIDs() ([]int, error) {
 // there is no record of pid (matching ErrNotFound) and InstanceGone once
 // the instance was destroyed.
 func (v *VgpuInstance) ProcessAccounting(pid int) Value[ProcessAccounting] {
-	if pid <= 0 || uint64(pid) > math.MaxUint32 {
-		return NA[ProcessAccounting](NotReported, fmt.Errorf("%s: pid %d: no accounting record: %w", v.label(), pid, ErrNotFound))
+	if !validPID(pid) {
+		return noRecord(v.label(), pid, nil)
 	}
 	s, err := v.h.AccountingStats(uint32(pid))
 	switch {
@@ -438,7 +430,7 @@ func (v *VgpuInstance) ProcessAccounting(pid int) Value[ProcessAccounting] {
 			e = v.fail(e)
 			return NA[ProcessAccounting](ReasonOf(e), e)
 		}
-		return NA[ProcessAccounting](NotReported, fmt.Errorf("%s: pid %d: no accounting record: %w", v.label(), pid, err))
+		return noRecord(v.label(), pid, err)
 	}
 	err = v.accountingErr(err)
 	return NA[ProcessAccounting](ReasonOf(err), err)

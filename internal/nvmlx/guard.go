@@ -620,10 +620,7 @@ func (d *device) SetAccountingMode(on bool) error {
 func (d *device) AccountingPIDs() (out []uint32, err error) {
 	err = d.b.call("nvmlDeviceGetAccountingPids", func() nvml.Return {
 		l, r := d.h.GetAccountingPids()
-		out = make([]uint32, len(l))
-		for i, pid := range l {
-			out[i] = uint32(pid)
-		}
+		out = pidsOf(l)
 		return r
 	})
 	return out, err
@@ -632,11 +629,7 @@ func (d *device) AccountingPIDs() (out []uint32, err error) {
 func (d *device) AccountingStats(pid uint32) (a AccountingStats, err error) {
 	err = d.b.call("nvmlDeviceGetAccountingStats", func() nvml.Return {
 		s, r := d.h.GetAccountingStats(pid)
-		a = AccountingStats{
-			GPUUtilization: s.GpuUtilization, MemoryUtilization: s.MemoryUtilization,
-			MaxMemoryUsage: s.MaxMemoryUsage, Time: s.Time, StartTime: s.StartTime,
-			IsRunning: s.IsRunning != 0,
-		}
+		a = accountingStatsOf(s)
 		return r
 	})
 	return a, err
@@ -645,4 +638,22 @@ func (d *device) AccountingStats(pid uint32) (a AccountingStats, err error) {
 func (d *device) AccountingBufferSize() (n int, err error) {
 	err = d.b.call("nvmlDeviceGetAccountingBufferSize", func() (r nvml.Return) { n, r = d.h.GetAccountingBufferSize(); return })
 	return n, err
+}
+
+// pidsOf converts go-nvml's PID list.
+func pidsOf(l []int) []uint32 {
+	out := make([]uint32, len(l))
+	for i, pid := range l {
+		out[i] = uint32(pid)
+	}
+	return out
+}
+
+// accountingStatsOf converts nvmlAccountingStats_t.
+func accountingStatsOf(s nvml.AccountingStats) AccountingStats {
+	return AccountingStats{
+		GPUUtilization: s.GpuUtilization, MemoryUtilization: s.MemoryUtilization,
+		MaxMemoryUsage: s.MaxMemoryUsage, Time: s.Time, StartTime: s.StartTime,
+		IsRunning: s.IsRunning != 0,
+	}
 }

@@ -235,10 +235,7 @@ func (v *vgpu) AccountingMode() (on bool, err error) {
 func (v *vgpu) AccountingPIDs() (out []uint32, err error) {
 	err = v.b.call("nvmlVgpuInstanceGetAccountingPids", func() nvml.Return {
 		l, r := v.h.GetAccountingPids()
-		out = make([]uint32, len(l))
-		for i, pid := range l {
-			out[i] = uint32(pid)
-		}
+		out = pidsOf(l)
 		return r
 	})
 	return out, err
@@ -247,11 +244,7 @@ func (v *vgpu) AccountingPIDs() (out []uint32, err error) {
 func (v *vgpu) AccountingStats(pid uint32) (a AccountingStats, err error) {
 	err = v.b.call("nvmlVgpuInstanceGetAccountingStats", func() nvml.Return {
 		s, r := v.h.GetAccountingStats(int(pid))
-		a = AccountingStats{
-			GPUUtilization: s.GpuUtilization, MemoryUtilization: s.MemoryUtilization,
-			MaxMemoryUsage: s.MaxMemoryUsage, Time: s.Time, StartTime: s.StartTime,
-			IsRunning: s.IsRunning != 0,
-		}
+		a = accountingStatsOf(s)
 		return r
 	})
 	return a, err
