@@ -569,3 +569,48 @@ func TestVgpuSampleReadsPassTheCursor(t *testing.T) {
 	}
 
 }
+
+// A snapshot of one instance, and of instances whose device-wide sample
+// reads fail: the failure is each instance's N/A, not the snapshot's.
+func TestVgpuSnapshotOfOneInstanceAndFailingSampleReads(t *testing.T) {
+	lib, _ := vgpuHost(t)
+	s := instancesOf(t, lib, 0)[0].Snapshot()
+	if s.ID != 101 || s.DeviceIndex != 0 || s.SMUtilization.String() != "40%" || len(s.Processes) != 1 ||
+		s.LicensePermanent.String() != "false" || s.FramebufferPercent.String() != "30%" || s.Err != nil {
+		t.Errorf("Snapshot() = id %d gpu %d sm %s procs %v permanent %s fb %s err %v",
+			s.ID, s.DeviceIndex, s.SMUtilization, s.Processes, s.LicensePermanent, s.FramebufferPercent, s.Err)
+	}
+
+	cases := []struct {
+		method      string
+		ret         nvml.Return
+		wantUtil    nvgo.Reason
+		wantProcErr bool
+	}{
+		{"GetVgpuUtilization", nvml.ERROR_NO_PERMISSION, nvgo.NoPermission, false},
+		{"GetVgpuProcessUtilization", nvml.ERROR_UNKNOWN, nvgo.Available, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.method, func(t *testing.T) {
+			lib, fleet := vgpuHost(t)
+			fleet.GPU(0).Fail(tc.method, tc.ret)
+			d, err := lib.DeviceByIndex(0)
+			must(t, err)
+			snap := d.Snapshot(nvgo.FieldVgpuInstances)
+			if snap.Err != nil || snap.VgpuInstancesErr != nil || len(snap.VgpuInstances) != 2 {
+				t.Fatalf("device err %v, list err %v, %d instances", snap.Err, snap.VgpuInstancesErr, len(snap.VgpuInstances))
+			}
+			for _, v := range snap.VgpuInstances {
+				if got := v.SMUtilization.Reason(); got != tc.wantUtil {
+					t.Errorf("instance %d: utilization reason %v, want %v", v.ID, got, tc.wantUtil)
+				}
+				if got := v.ProcessesErr != nil; got != tc.wantProcErr || got != (v.Processes == nil) || got != (v.ProcessesError != "") {
+					t.Errorf("instance %d: processes %v, err %v, text %q", v.ID, v.Processes, v.ProcessesErr, v.ProcessesError)
+				}
+				if v.UUID.IsNA() || v.Err != nil {
+					t.Errorf("instance %d: a failed sample read spoiled its identity: %v", v.ID, v.Err)
+				}
+			}
+		})
+	}
+}
