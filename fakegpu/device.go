@@ -20,8 +20,9 @@ const maxMigDevices = 7
 // may run concurrently; all state is read under the fleet's mutex.
 type device struct {
 	mock.Device
-	g *GPU // the GPU, or the parent of the MIG device
-	m *MIG // nil for a GPU's handle
+	g     *GPU  // the GPU, or the parent of the MIG device
+	m     *MIG  // nil for a GPU's handle
+	sites sites // set by wire
 }
 
 var _ nvml.Device = (*device)(nil)

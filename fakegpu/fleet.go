@@ -59,6 +59,7 @@ type Fleet struct {
 	dropped     int // violations beyond maxViolations
 	now         time.Time
 	vgpuTypes   map[uint32]*vgpuType // vGPU type handles by type ID
+	sites       sites                // the wired library-level methods
 }
 
 // Compile-time checks.

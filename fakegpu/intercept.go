@@ -104,28 +104,41 @@ func (s *site) results(ret nvml.Return) []reflect.Value {
 	return out
 }
 
+// wiredSite is a function of the fake with the implementation its
+// interceptor calls: what peek needs to call it without the interceptor.
+type wiredSite struct {
+	*site
+	impl reflect.Value
+}
+
+// sites are the wired functions of one handle (or of the fleet), by method
+// name.
+type sites map[string]wiredSite
+
 // wireInterface wires the fleet's nvml.Interface and ExtendedInterface
 // mocks. A nil "DeviceX(dev, …)", "VgpuInstanceX(vgpu, …)" or
 // "VgpuTypeX(vgpuType, …)" method forwards to the handle's X, as the real
 // library does; other nil methods are stubs.
 func (f *Fleet) wireInterface() {
+	f.sites = sites{}
 	for _, mockValue := range []reflect.Value{
 		reflect.ValueOf(&f.Interface).Elem(),
 		reflect.ValueOf(&f.ExtendedInterface).Elem(),
 	} {
-		f.wire(mockValue, libraryScope, f.forwarder)
+		f.wire(mockValue, libraryScope, f.forwarder, f.sites)
 	}
 }
 
 // wireDevice wires a device handle's mock, a GPU's or a MIG device's; nil
 // methods are stubs.
 func (f *Fleet) wireDevice(d *device) {
-	f.wire(reflect.ValueOf(&d.Device).Elem(), scope{prefix: "Device.", symPrefix: "nvmlDevice", gpu: d.g, mig: d.m}, nil)
+	d.sites = sites{}
+	f.wire(reflect.ValueOf(&d.Device).Elem(), scope{prefix: "Device.", symPrefix: "nvmlDevice", gpu: d.g, mig: d.m}, nil, d.sites)
 }
 
 // wire wraps every …Func field of the addressable struct v (a moq mock, or
-// a handle with …Func fields of its own).
-func (f *Fleet) wire(v reflect.Value, sc scope, fallback func(method string, ft reflect.Type) (reflect.Value, bool)) {
+// a handle with …Func fields of its own) and records each in into.
+func (f *Fleet) wire(v reflect.Value, sc scope, fallback func(method string, ft reflect.Type) (reflect.Value, bool), into sites) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
@@ -149,6 +162,7 @@ func (f *Fleet) wire(v reflect.Value, sc scope, fallback func(method string, ft 
 		v.Field(i).Set(reflect.MakeFunc(sf.Type, func(args []reflect.Value) []reflect.Value {
 			return f.call(s, impl, args)
 		}))
+		into[method] = wiredSite{site: s, impl: impl}
 	}
 }
 
@@ -256,11 +270,21 @@ func (f *Fleet) admit(s *site) nvml.Return {
 			return nvml.ERROR_FUNCTION_NOT_FOUND
 		}
 	}
+	if v := s.vgpu; v != nil {
+		v.destroyOnCallLocked(s.method)
+	}
+	return f.faultLocked(s)
+}
+
+// faultLocked is the code a call of s answers because of the fleet's
+// state and injected faults (SUCCESS when it may proceed): a lost GPU, a
+// removed MIG device, a destroyed vGPU instance, Fail and Unsupported.
+func (f *Fleet) faultLocked(s *site) nvml.Return {
 	if s.vgpuType {
 		return nvml.SUCCESS // types are fixed: nothing to inject
 	}
 	if v := s.vgpu; v != nil {
-		return v.admitLocked(s.method)
+		return v.faultLocked(s.method)
 	}
 	if m := s.mig; m != nil {
 		// The parent's injected faults are its own; a MIG device has its
@@ -292,6 +316,43 @@ func (f *Fleet) admit(s *site) nvml.Return {
 		return r
 	}
 	return nvml.SUCCESS
+}
+
+// peek calls method of a handle (or of the fleet) as the interceptor would
+// let a client call it, for the C door's exporter: the call is not
+// counted, needs no Init and is not refused for a missing symbol, while
+// the fleet's state and injected faults apply as to any call
+// (DestroyOnCall does not fire). Each arg is converted to its parameter's
+// type. A method the handle does not have answers NOT_SUPPORTED.
+func (f *Fleet) peek(on sites, method string, args ...any) []reflect.Value {
+	w, ok := on[method]
+	if !ok {
+		return []reflect.Value{reflect.ValueOf(nvml.ERROR_NOT_SUPPORTED)}
+	}
+	f.mu.Lock()
+	ret := f.faultLocked(w.site)
+	f.mu.Unlock()
+	if ret != nvml.SUCCESS {
+		return w.results(ret)
+	}
+	ft := w.impl.Type()
+	in := make([]reflect.Value, len(args))
+	for i, a := range args {
+		in[i] = reflect.ValueOf(a).Convert(ft.In(i))
+	}
+	return w.impl.Call(in)
+}
+
+// peekFault is what a call of method would answer before reaching its
+// implementation: SUCCESS, or the fault that stops it (see peek).
+func (f *Fleet) peekFault(on sites, method string) nvml.Return {
+	w, ok := on[method]
+	if !ok {
+		return nvml.ERROR_NOT_SUPPORTED
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.faultLocked(w.site)
 }
 
 // stateLocked says why no Init is held.

@@ -506,13 +506,17 @@ func (v *Vgpu) methodLocked(op, name string) (string, bool) {
 	return m, true
 }
 
-// admitLocked applies the instance's faults to a call of method on its
-// handle: a pending DestroyOnCall, then destruction, the parent's loss and
-// injected errors.
-func (v *Vgpu) admitLocked(method string) nvml.Return {
+// destroyOnCallLocked destroys the instance if a call of method was armed
+// to (DestroyOnCall).
+func (v *Vgpu) destroyOnCallLocked(method string) {
 	if v.destroyOn[method] {
 		v.g.destroyVgpuLocked(v)
 	}
+}
+
+// faultLocked applies the instance's faults to a call of method on its
+// handle: destruction, the parent's loss and injected errors.
+func (v *Vgpu) faultLocked(method string) nvml.Return {
 	switch {
 	case v.destroyed:
 		return nvml.ERROR_NOT_FOUND

@@ -30,6 +30,7 @@ type vgpuHandle struct {
 	// nvml.VgpuInstance lacks; the interceptor wires it like the mock's.
 	GetPlacementIdFunc func() (nvml.VgpuPlacementId, nvml.Return)
 	v                  *Vgpu
+	sites              sites // set by wire
 }
 
 var _ nvml.VgpuInstance = (*vgpuHandle)(nil)
@@ -72,8 +73,9 @@ func (h *vgpuHandle) wire() {
 	}
 	f := v.g.f
 	sc := scope{prefix: "VgpuInstance.", symPrefix: "nvmlVgpuInstance", vgpu: v}
-	f.wire(reflect.ValueOf(&h.VgpuInstance).Elem(), sc, nil)
-	f.wire(reflect.ValueOf(h).Elem(), sc, nil)
+	h.sites = sites{}
+	f.wire(reflect.ValueOf(&h.VgpuInstance).Elem(), sc, nil, h.sites)
+	f.wire(reflect.ValueOf(h).Elem(), sc, nil, h.sites)
 }
 
 // lock locks the fleet and returns the instance, with the code a call
@@ -194,10 +196,11 @@ func licenseInfo(licensed bool, expiry time.Time) nvml.VgpuLicenseInfo {
 // in a fleet. Its fields never change.
 type vgpuType struct {
 	mock.VgpuTypeId
-	f    *Fleet
-	id   uint32
-	name string
-	fb   uint64 // bytes
+	f     *Fleet
+	id    uint32
+	name  string
+	fb    uint64 // bytes
+	sites sites  // set by newVgpuType
 }
 
 var _ nvml.VgpuTypeId = (*vgpuType)(nil)
@@ -216,7 +219,8 @@ func (f *Fleet) newVgpuType(id uint32, name string, fb uint64) *vgpuType {
 	t.GetFrameRateLimitFunc = t.getFrameRateLimit
 	t.GetMaxInstancesFunc = t.getMaxInstances
 	t.GetMaxInstancesPerVmFunc = func() (int, nvml.Return) { return 1, nvml.SUCCESS }
-	f.wire(reflect.ValueOf(&t.VgpuTypeId).Elem(), scope{prefix: "VgpuTypeId.", symPrefix: "nvmlVgpuType", vgpuType: true}, nil)
+	t.sites = sites{}
+	f.wire(reflect.ValueOf(&t.VgpuTypeId).Elem(), scope{prefix: "VgpuTypeId.", symPrefix: "nvmlVgpuType", vgpuType: true}, nil, t.sites)
 	return t
 }
 
