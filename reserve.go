@@ -84,7 +84,10 @@ func (o *selectOptions) reserved(d *Device) bool {
 // as long as the job.
 //
 // Reservations are advisory: they keep nvgo launchers apart, not processes
-// that ignore them. A Reservation is safe for concurrent use.
+// that ignore them. Keep a Reservation reachable for as long as it should
+// hold (or hand its files to the job): like an *os.File, one the garbage
+// collector takes closes its lock files, which ends the reservation. A
+// Reservation is safe for concurrent use.
 type Reservation struct {
 	devices []*Device
 	mu      sync.Mutex

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -62,6 +63,9 @@ func TestReserveChild(t *testing.T) {
 		fmt.Println("GOT", r.CUDAVisibleDevices())
 	}
 	io.Copy(io.Discard, in) // hold the reservation until told to go
+	// Until here: a Reservation the garbage collector takes closes its lock
+	// files, as an *os.File does, and with them the reservation.
+	runtime.KeepAlive(r)
 }
 
 type launcher struct {
