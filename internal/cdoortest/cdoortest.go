@@ -1,0 +1,105 @@
+//go:build cgo
+
+// Package cdoortest runs nvgo's programs through the C door in tests: the
+// drop-in libnvidia-ml.so.1 (package fakegpu) serving a fake fleet to a
+// program that believes it talks to the driver, as on a real machine.
+//
+// A test serves a fleet with Serve, then starts the program under test
+// with Command: the test binary itself, run again as the program (the
+// package's TestMain calls RunMainIfAsked), in a process whose
+// LD_LIBRARY_PATH finds the library. Each program runs in a process of its
+// own, since a process can load one libnvidia-ml.so.1 only.
+package cdoortest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nvgo/nvgo/fakegpu"
+)
+
+// envRunMain asks a test binary to run as its program (RunMainIfAsked).
+const envRunMain = "NVGO_CDOORTEST_RUN_MAIN"
+
+// RunMainIfAsked runs main and exits with its status when the test binary
+// was started by Command; call it first thing in TestMain.
+func RunMainIfAsked(main func(args []string) int) {
+	if os.Getenv(envRunMain) == "1" {
+		os.Exit(main(os.Args[1:]))
+	}
+}
+
+// Library returns the directory of the drop-in library built for driver
+// ("current", "r470" or "r418"), building it once into the user's cache;
+// it skips the test where there is no C compiler.
+func Library(t testing.TB, driver string) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil && os.Getenv("CC") == "" {
+		t.Skip("no C compiler (gcc) to build the drop-in libnvidia-ml.so.1")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir, err := fakegpu.CachedLibNVML(ctx, fakegpu.LibNVMLOptions{Driver: driver})
+	if err != nil {
+		t.Fatalf("building the drop-in libnvidia-ml.so.1 (%s): %v", driver, err)
+	}
+	return dir
+}
+
+// A Door is a fleet served to other processes through the drop-in library.
+type Door struct {
+	Fleet  *fakegpu.Fleet
+	Mirror *fakegpu.Mirror
+	// LibDir holds the library.
+	LibDir string
+	// Calls is the file the library writes its call counts to.
+	Calls string
+}
+
+// Serve publishes fleet to the library built for driver until the test
+// ends. Changes to the fleet reach clients at the next Mirror.Sync.
+func Serve(t testing.TB, fleet *fakegpu.Fleet, driver string) *Door {
+	t.Helper()
+	lib := Library(t, driver)
+	dir := t.TempDir()
+	m, err := fakegpu.NewMirror(fleet, filepath.Join(dir, "fleet.state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return &Door{Fleet: fleet, Mirror: m, LibDir: lib, Calls: filepath.Join(dir, "calls.json")}
+}
+
+// Env is the environment of a client of the door: this process's, with
+// the library first on LD_LIBRARY_PATH and the fleet's state file.
+func (d *Door) Env() []string {
+	return append(os.Environ(),
+		"LD_LIBRARY_PATH="+d.LibDir,
+		fakegpu.EnvFleet+"="+d.Mirror.Path(),
+		fakegpu.EnvCalls+"="+d.Calls,
+	)
+}
+
+// Command returns the test binary run as its program with args (see
+// RunMainIfAsked), as a client of the door.
+func (d *Door) Command(t testing.TB, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(d.Env(), envRunMain+"=1")
+	return cmd
+}
+
+// CallCounts returns what the library counted in the last client that
+// ended (or shut NVML down).
+func (d *Door) CallCounts(t testing.TB) fakegpu.LibNVMLCalls {
+	t.Helper()
+	c, err := fakegpu.ReadLibNVMLCalls(d.Calls)
+	if err != nil {
+		t.Fatalf("the library's call counts: %v", err)
+	}
+	return c
+}
