@@ -360,6 +360,57 @@
 //	accounting           object    enabled (bool, false), buffer_size (int>0,
 //	                               4000)
 //
+// # The C door
+//
+// The same fleet also reaches programs that load NVML themselves, through
+// a drop-in libnvidia-ml.so.1: nvgo built with cgo and no WithNVML, C
+// programs, Python's ctypes and pynvml, atop's atopgpud. Build it with
+//
+//	go run ./fakegpu/cmd/libnvml -o DIR [--driver current|r470|r418]
+//
+// (or BuildLibNVML and CachedLibNVML from Go) and put DIR first in
+// LD_LIBRARY_PATH. The library is C, compiled against go-nvml's nvml.h, and
+// answers in well under a microsecond (BenchmarkCLibraryCall: about 80 ns a
+// call through go-nvml). It serves the fleet named by EnvFleet
+// (NVGO_FAKE_FLEET), read at the first nvmlInit:
+//
+//   - a preset or a scenario file, which it has its helper (nvgo-fake-fleet,
+//     beside it) load and publish, with the fleet's clock following the
+//     system clock, until the library shuts down or its process exits;
+//   - the state file of a Mirror, which a test (or any Go program) keeps
+//     in step with a fleet it steers: each Mirror.Sync publishes the fleet
+//     as it is, and the client sees it at its next call. Mirror.Run
+//     publishes a few times a second, with the clock following real time.
+//
+// What a client reads is what the fleet's Go door answers: the state file
+// is written by asking the fleet through the same wired functions a
+// client's calls reach (uncounted), so unsupported metrics, injected
+// faults, lost GPUs, MIG devices with gaps and removed ones, vGPU
+// instances, accounting records and sample buffers all carry over. On top,
+// the library applies NVML's protocols: NULL or too-small buffers get
+// INSUFFICIENT_SIZE and the count needed, sample and utilization calls
+// answer NOT_FOUND when nothing is newer than lastSeen, versioned structs
+// (nvmlMemory_v2_t, nvmlTemperature_t, nvmlProcessDetailList_t,
+// nvmlVgpuPlacementId_t) are checked (ARGUMENT_VERSION_MISMATCH), calls
+// before nvmlInit answer UNINITIALIZED, Init and Shutdown are refcounted,
+// and nvmlErrorString answers every code. EnvInitError makes every nvmlInit
+// fail with a code; a fleet that cannot be loaded makes it fail with
+// DRIVER_NOT_LOADED after one line on stderr that names the file and the
+// key. Each call is counted per function: LoadedLibNVMLCalls in the
+// process that loaded it, and the file named by EnvCalls at the last
+// nvmlShutdown and at exit.
+//
+// What it does not model: the C door is read-only, so calls that change
+// the GPU (nvmlDeviceSetAccountingMode, nvmlDeviceClearAccountingPids,
+// nvmlDeviceSetPersistenceMode, nvmlVgpuInstanceClearAccountingPids)
+// answer NO_PERMISSION, as without root; DestroyOnCall does not fire; the
+// fleet's MissingSymbols make the functions answer FUNCTION_NOT_FOUND,
+// while the symbols stay exported (build with --driver for a library that
+// lacks them); events, GPM, clocks' offsets, topology and the other
+// functions nvgo, nvitop and atopgpud do not call are not exported. A
+// state file holds at most 256 GPU and MIG devices, 16384 processes and
+// as many accounting records; Mirror.Sync says what it had to cut.
+//
 // # Concurrency
 //
 // A Fleet and its GPUs are safe for concurrent use: NVML calls and control
