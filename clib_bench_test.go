@@ -80,7 +80,7 @@ func clibFleet(b *testing.B, perGPU int) *fakegpu.Fleet {
 
 // openCLib serves fleet through the drop-in library loaded in this
 // process and opens a Library on it, as nvgo.Open() opens the driver's.
-func openCLib(b *testing.B, fleet *fakegpu.Fleet) *nvgo.Library {
+func openCLib(b *testing.B, fleet *fakegpu.Fleet) (*nvgo.Library, *fakegpu.Mirror) {
 	b.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		b.Skip("no C compiler to build the drop-in libnvidia-ml.so.1")
@@ -105,7 +105,7 @@ func openCLib(b *testing.B, fleet *fakegpu.Fleet) *nvgo.Library {
 	if err := lib.Available(); err != nil {
 		b.Fatal(err)
 	}
-	return lib
+	return lib, m
 }
 
 // cpuTime is the CPU time this process has used, user and system.
@@ -118,10 +118,12 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // BenchmarkSnapshotCLibrary is BenchmarkSnapshot on the real path: the
-// drop-in library with real processes. It reports the C-level NVML calls
-// one warm snapshot makes per GPU (what the driver sees, go-nvml's own size
-// queries and buffer growth included) and the CPU time per snapshot
-// (user + system, all goroutines).
+// drop-in library with real processes, the fleet's clock a second further
+// at every snapshot (as for a monitor polling at 1 Hz: counters grow, the
+// driver's sample buffers fill). It reports the C-level NVML calls one warm
+// snapshot makes per GPU (what the driver sees, go-nvml's own size queries
+// and buffer growth included) and the CPU time per snapshot (user + system,
+// every goroutine of the process), both counted around the snapshots only.
 func BenchmarkSnapshotCLibrary(b *testing.B) {
 	for _, procs := range []int{0, 16} {
 		for _, fc := range []struct {
@@ -136,36 +138,53 @@ func BenchmarkSnapshotCLibrary(b *testing.B) {
 				name = fc.name + "/3-procs"
 			}
 			b.Run(name, func(b *testing.B) {
-				lib := openCLib(b, clibFleet(b, procs))
+				fleet := clibFleet(b, procs)
+				lib, m := openCLib(b, fleet)
 				ctx := context.Background()
 				opt := nvgo.WithFields(fc.fields)
-				for i := 0; i < 2; i++ { // warm: static values, caches
+				snap := func() {
 					if _, err := lib.Snapshot(ctx, opt); err != nil {
 						b.Fatal(err)
 					}
 				}
-				if err := fakegpu.ResetLoadedLibNVMLCalls(); err != nil {
-					b.Fatal(err)
+				tick := func() {
+					fleet.Advance(time.Second)
+					if err := m.Sync(); err != nil {
+						b.Fatal(err)
+					}
 				}
+				for i := 0; i < 2; i++ { // warm: static values, caches, cursors
+					snap()
+					tick()
+				}
+				var calls uint64
+				var cpu time.Duration
 				b.ReportAllocs()
-				cpu0 := cpuTime(b)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if _, err := lib.Snapshot(ctx, opt); err != nil {
-						b.Fatal(err)
-					}
+					c0, cpu0 := libCalls(b), cpuTime(b)
+					snap()
+					cpu += cpuTime(b) - cpu0
+					calls += libCalls(b) - c0
+					b.StopTimer()
+					tick()
+					b.StartTimer()
 				}
 				b.StopTimer()
-				cpu := cpuTime(b) - cpu0
-				calls, err := fakegpu.LoadedLibNVMLCalls()
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ReportMetric(float64(calls.Total)/float64(b.N)/8, "C-calls/gpu")
+				b.ReportMetric(float64(calls)/float64(b.N)/8, "C-calls/gpu")
 				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 			})
 		}
 	}
+}
+
+// libCalls is the total of the loaded library's call counts.
+func libCalls(b *testing.B) uint64 {
+	c, err := fakegpu.LoadedLibNVMLCalls()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c.Total
 }
 
 // BenchmarkCLibraryCall is the cost of one call into the drop-in library
