@@ -195,10 +195,16 @@ func TestBadFleetsSayWhatIsWrongInOneLine(t *testing.T) {
 // R418 lacked, and status still runs on both.
 func TestOldDriverBuildsLackTheirSymbols(t *testing.T) {
 	r470Lacks := []string{"nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetComputeRunningProcesses_v3",
-		"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetTemperatureV", "nvmlDeviceGetRunningProcessDetailList"}
+		"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetMPSComputeRunningProcesses_v3",
+		"nvmlDeviceGetTemperatureV", "nvmlDeviceGetRunningProcessDetailList", "nvmlDeviceGetNumFans",
+		"nvmlVgpuInstanceGetLicenseInfo", "nvmlVgpuInstanceGetLicenseInfo_v2", "nvmlVgpuInstanceGetPlacementId",
+		"nvmlDeviceGetDriverModel_v2"}
 	r418Lacks := append(slices.Clone(r470Lacks), "nvmlDeviceGetMigMode", "nvmlDeviceGetMigDeviceHandleByIndex",
-		"nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceIsMigDeviceHandle", "nvmlDeviceGetComputeRunningProcesses_v2",
-		"nvmlDeviceGetGraphicsRunningProcesses_v2")
+		"nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceIsMigDeviceHandle", "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
+		"nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId", "nvmlDeviceGetAttributes",
+		"nvmlDeviceGetAttributes_v2", "nvmlDeviceGetArchitecture", "nvmlDeviceGetComputeRunningProcesses_v2",
+		"nvmlDeviceGetGraphicsRunningProcesses_v2", "nvmlDeviceGetMPSComputeRunningProcesses",
+		"nvmlDeviceGetMPSComputeRunningProcesses_v2", "nvmlVgpuInstanceGetEccMode", "nvmlVgpuInstanceGetGpuInstanceId")
 	everyoneHas := []string{"nvmlInit_v2", "nvmlShutdown", "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetComputeRunningProcesses",
 		"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetProcessUtilization", "nvmlDeviceGetFieldValues", "nvgoFakeCallCounts"}
 	for _, tt := range []struct {

@@ -37,17 +37,22 @@ type Driver struct {
 	Lacks string
 }
 
-// Drivers are the branches Build imitates, newest first.
+// Drivers are the branches Build imitates, newest first. What each lacks
+// was read off NVIDIA's nvml.h of each branch (CUDA 10.1 for R418, 11.4
+// for R470, and the headers between them and R580).
 var Drivers = []Driver{
 	{Name: "current", Branch: 580, Lacks: "nothing this library models (R580, NVML API 13)"},
-	{Name: "r470", Branch: 470, FieldLimit: 160, Lacks: "nvmlDeviceGetMemoryInfo_v2, the _v3 process lists, " +
-		"nvmlDeviceGetTemperatureV, nvmlDeviceGetRunningProcessDetailList, nvmlDeviceGetDriverModel_v2, " +
-		"nvmlVgpuInstanceGetLicenseInfo_v2, nvmlVgpuInstanceGetPlacementId; field IDs 160 and above " +
-		"(power average/instant/limit, PCIe byte counters) answer INVALID_ARGUMENT"},
-	{Name: "r418", Branch: 418, FieldLimit: 140, Lacks: "what r470 lacks, and the MIG functions " +
+	{Name: "r470", Branch: 470, FieldLimit: 161, Lacks: "nvmlDeviceGetMemoryInfo_v2 and the _v3 process " +
+		"lists (R510), nvmlDeviceGetNumFans (R510), nvmlVgpuInstanceGetLicenseInfo (R495) and _v2 (R510), " +
+		"nvmlDeviceGetRunningProcessDetailList (R535), nvmlVgpuInstanceGetPlacementId (R550), " +
+		"nvmlDeviceGetDriverModel_v2 (R555), nvmlDeviceGetTemperatureV (R570); field IDs from 161 " +
+		"(power average, instant and current limit, PCIe byte counters) answer a per-field INVALID_ARGUMENT"},
+	{Name: "r418", Branch: 418, FieldLimit: 96, Lacks: "what r470 lacks, and the MIG functions " +
 		"(nvmlDeviceGetMigMode, …GetMaxMigDeviceCount, …GetMigDeviceHandleByIndex, …IsMigDeviceHandle, " +
-		"…GetDeviceHandleFromMigDeviceHandle, …GetGpuInstanceId, …GetComputeInstanceId, …GetAttributes[_v2]), " +
-		"the _v2 process lists and nvmlVgpuInstanceGetGpuInstanceId; field IDs 140 and above answer INVALID_ARGUMENT"},
+		"…GetDeviceHandleFromMigDeviceHandle, …GetGpuInstanceId, …GetComputeInstanceId, …GetAttributes) " +
+		"and nvmlDeviceGetArchitecture (R450), the _v2 process lists and …GetAttributes_v2 (R455), the MPS " +
+		"process lists (R470), nvmlVgpuInstanceGetEccMode (R450) and …GetGpuInstanceId (R460); field IDs " +
+		"from 96 (NVLink throughput among them) answer a per-field INVALID_ARGUMENT"},
 }
 
 // DriverNamed returns the Driver called name ("" is "current").

@@ -387,27 +387,28 @@ static int start_helper(const char *fleet)
 
 	char buf[8] = {0};
 	size_t got = 0;
+	int timed_out = 0;
 	struct pollfd pfd = {ready[0], POLLIN, 0};
 	while (got < 3) {
 		int n = poll(&pfd, 1, HELPER_START_MS);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n == 0)
+			timed_out = 1;
 		if (n <= 0)
 			break;
 		ssize_t r = read(ready[0], buf + got, 3 - got);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			break;
+			break; /* the helper exited: it said why on stderr */
 		got += (size_t)r;
 	}
 	close(ready[0]);
 	g_helper = pid;
 	g_alive_fd = alive[1];
 	if (got != 3 || memcmp(buf, "ok\n", 3) != 0) {
-		/* The helper said why on stderr (a bad scenario names its
-		 * file and key), or did not answer in time. */
-		if (got == 0 && waitpid(pid, NULL, WNOHANG) == 0)
+		if (timed_out)
 			say("the fleet helper did not start within %s%s", "60s", "");
 		stop_helper(1);
 		unlink(path);

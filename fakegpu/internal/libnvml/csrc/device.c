@@ -34,9 +34,7 @@ STRING_QUERY(nvmlDeviceGetSerial, NF_SERIAL, serial)
 UINT_QUERY(nvmlDeviceGetIndex, unsigned int, NF_INDEX, d.index)
 UINT_QUERY(nvmlDeviceGetMinorNumber, unsigned int, NF_MINOR, d.minor)
 UINT_QUERY(nvmlDeviceGetBrand, nvmlBrandType_t, NF_BRAND, d.brand)
-UINT_QUERY(nvmlDeviceGetArchitecture, nvmlDeviceArchitecture_t, NF_ARCH, d.architecture)
 UINT_QUERY(nvmlDeviceGetFanSpeed, unsigned int, NF_FAN, d.fan)
-UINT_QUERY(nvmlDeviceGetNumFans, unsigned int, NF_NUM_FANS, d.num_fans)
 UINT_QUERY(nvmlDeviceGetPowerUsage, unsigned int, NF_POWER, d.power)
 UINT_QUERY(nvmlDeviceGetPowerManagementLimit, unsigned int, NF_POWER_LIMIT, d.power_limit)
 UINT_QUERY(nvmlDeviceGetEnforcedPowerLimit, unsigned int, NF_ENFORCED_LIMIT, d.enforced_limit)
@@ -51,6 +49,12 @@ UINT_QUERY(nvmlDeviceGetComputeMode, nvmlComputeMode_t, NF_COMPUTE_MODE, d.compu
 UINT_QUERY(nvmlDeviceGetAccountingMode, nvmlEnableState_t, NF_ACCOUNTING_MODE, d.accounting_mode)
 UINT_QUERY(nvmlDeviceGetAccountingBufferSize, unsigned int, NF_ACCOUNTING_BUFFER, d.accounting_buffer)
 UINT_QUERY(nvmlDeviceGetVirtualizationMode, nvmlGpuVirtualizationMode_t, NF_VIRTUALIZATION, d.virtualization)
+#if NVGO_DRIVER >= 450
+UINT_QUERY(nvmlDeviceGetArchitecture, nvmlDeviceArchitecture_t, NF_ARCH, d.architecture)
+#endif
+#if NVGO_DRIVER >= 510
+UINT_QUERY(nvmlDeviceGetNumFans, unsigned int, NF_NUM_FANS, d.num_fans)
+#endif
 
 EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
 {
@@ -212,7 +216,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatur
 	return NVML_SUCCESS;
 }
 
-#if NVGO_DRIVER >= 535
+#if NVGO_DRIVER >= 570
 EXPORT nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t *t)
 {
 	DEVICE_ENTER(nvmlDeviceGetTemperatureV, device, rec);
@@ -300,7 +304,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetDriverModel(nvmlDevice_t device, nvmlDriverMode
 	return driver_model(FN_nvmlDeviceGetDriverModel, device, current, pending);
 }
 
-#if NVGO_DRIVER >= 525
+#if NVGO_DRIVER >= 555
 EXPORT nvmlReturn_t nvmlDeviceGetDriverModel_v2(nvmlDevice_t device, nvmlDriverModel_t *current, nvmlDriverModel_t *pending)
 {
 	ENTER(nvmlDeviceGetDriverModel_v2);
@@ -419,6 +423,9 @@ EXPORT nvmlReturn_t nvmlDeviceGetAttributes(nvmlDevice_t device, nvmlDeviceAttri
 	return attributes(device, a);
 }
 
+#endif
+
+#if NVGO_DRIVER >= 455
 EXPORT nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t *a)
 {
 	ENTER(nvmlDeviceGetAttributes_v2);

@@ -70,12 +70,17 @@ static nvmlReturn_t process_list(uint32_t rec, int list, int layout, unsigned in
 		return process_list(rec, list, layout, count, infos);                          \
 	}
 
+/* Branches that introduced each list (from NVIDIA's headers): the first
+ * versions are as old as NVML, but for MPS (R470); _v2 came with R455
+ * (MPS's with R470), _v3 with R510. */
 PROCESS_LIST(nvmlDeviceGetComputeRunningProcesses, NVGO_FAKE_COMPUTE, PROC_V1, nvmlProcessInfo_v1_t)
 PROCESS_LIST(nvmlDeviceGetGraphicsRunningProcesses, NVGO_FAKE_GRAPHICS, PROC_V1, nvmlProcessInfo_v1_t)
-PROCESS_LIST(nvmlDeviceGetMPSComputeRunningProcesses, NVGO_FAKE_MPS, PROC_V1, nvmlProcessInfo_v1_t)
-#if NVGO_DRIVER >= 450
+#if NVGO_DRIVER >= 455
 PROCESS_LIST(nvmlDeviceGetComputeRunningProcesses_v2, NVGO_FAKE_COMPUTE, PROC_V2, nvmlProcessInfo_v2_t)
 PROCESS_LIST(nvmlDeviceGetGraphicsRunningProcesses_v2, NVGO_FAKE_GRAPHICS, PROC_V2, nvmlProcessInfo_v2_t)
+#endif
+#if NVGO_DRIVER >= 470
+PROCESS_LIST(nvmlDeviceGetMPSComputeRunningProcesses, NVGO_FAKE_MPS, PROC_V1, nvmlProcessInfo_v1_t)
 PROCESS_LIST(nvmlDeviceGetMPSComputeRunningProcesses_v2, NVGO_FAKE_MPS, PROC_V2, nvmlProcessInfo_v2_t)
 #endif
 #if NVGO_DRIVER >= 510
@@ -84,7 +89,7 @@ PROCESS_LIST(nvmlDeviceGetGraphicsRunningProcesses_v3, NVGO_FAKE_GRAPHICS, PROC_
 PROCESS_LIST(nvmlDeviceGetMPSComputeRunningProcesses_v3, NVGO_FAKE_MPS, PROC_V2, nvmlProcessInfo_t)
 #endif
 
-#if NVGO_DRIVER >= 550
+#if NVGO_DRIVER >= 535
 /* nvmlDeviceGetRunningProcessDetailList: one mode's list, or every list
  * (a PID on several lists once, with its first entry) for MODE_ALL. */
 EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProcessDetailList_t *plist)

@@ -199,14 +199,16 @@ VGPU_UINT(nvmlVgpuInstanceGetType, nvmlVgpuTypeId_t, NV_TYPE, v.type_id)
 VGPU_UINT(nvmlVgpuInstanceGetFbUsage, unsigned long long, NV_FB_USAGE, v.fb_usage)
 VGPU_UINT(nvmlVgpuInstanceGetFrameRateLimit, unsigned int, NV_FRAME_RATE_LIMIT, v.frame_rate_limit)
 VGPU_UINT(nvmlVgpuInstanceGetEncoderCapacity, unsigned int, NV_ENCODER_CAPACITY, v.encoder_capacity)
-VGPU_UINT(nvmlVgpuInstanceGetEccMode, nvmlEnableState_t, NV_ECC, v.ecc)
 VGPU_UINT(nvmlVgpuInstanceGetLicenseStatus, unsigned int, NV_LICENSE_STATUS, v.license_status)
 VGPU_UINT(nvmlVgpuInstanceGetAccountingMode, nvmlEnableState_t, NV_ACCOUNTING_MODE, v.accounting_mode)
 #if NVGO_DRIVER >= 450
+VGPU_UINT(nvmlVgpuInstanceGetEccMode, nvmlEnableState_t, NV_ECC, v.ecc)
+#endif
+#if NVGO_DRIVER >= 460
 VGPU_UINT(nvmlVgpuInstanceGetGpuInstanceId, unsigned int, NV_GPU_INSTANCE, v.gpu_instance)
 #endif
 
-#if NVGO_DRIVER >= 535
+#if NVGO_DRIVER >= 550
 EXPORT nvmlReturn_t nvmlVgpuInstanceGetPlacementId(nvmlVgpuInstance_t id, nvmlVgpuPlacementId_t *p)
 {
 	ENTER(nvmlVgpuInstanceGetPlacementId);
@@ -223,7 +225,7 @@ EXPORT nvmlReturn_t nvmlVgpuInstanceGetPlacementId(nvmlVgpuInstance_t id, nvmlVg
 }
 #endif
 
-static nvmlReturn_t license_info(nvmlVgpuInstance_t id, nvmlVgpuLicenseInfo_t *info)
+__attribute__((unused)) static nvmlReturn_t license_info(nvmlVgpuInstance_t id, nvmlVgpuLicenseInfo_t *info)
 {
 	nvgo_fake_vgpu_t v;
 	nvmlReturn_t r = snap_vgpu(id, &v);
@@ -244,12 +246,14 @@ static nvmlReturn_t license_info(nvmlVgpuInstance_t id, nvmlVgpuLicenseInfo_t *i
 	return NVML_SUCCESS;
 }
 
+#if NVGO_DRIVER >= 495
 EXPORT nvmlReturn_t nvmlVgpuInstanceGetLicenseInfo(nvmlVgpuInstance_t id, nvmlVgpuLicenseInfo_t *info)
 {
 	ENTER(nvmlVgpuInstanceGetLicenseInfo);
 	NEED(info);
 	return license_info(id, info);
 }
+#endif
 
 #if NVGO_DRIVER >= 510
 EXPORT nvmlReturn_t nvmlVgpuInstanceGetLicenseInfo_v2(nvmlVgpuInstance_t id, nvmlVgpuLicenseInfo_t *info)
