@@ -263,10 +263,10 @@ func TestAccountingOnMIG(t *testing.T) {
 func TestGpuProcessAccounting(t *testing.T) {
 	t.Run("a process's own record", func(t *testing.T) {
 		lib, fleet := accountingFleet(t)
-		must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: 4242, SM: 30, UsedMemory: 1 << 30}))
+		must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: 4194546, SM: 30, UsedMemory: 1 << 30}))
 		fleet.Advance(time.Second)
-		p := acctProcess(t, acctDevice(t, lib, 0), 4242)
-		want := "pid 4242 gpu 30% mem 0% max 1024MiB time N/A (not reported) start 2025-01-01T00:00:00Z running true"
+		p := acctProcess(t, acctDevice(t, lib, 0), 4194546)
+		want := "pid 4194546 gpu 30% mem 0% max 1024MiB time N/A (not reported) start 2025-01-01T00:00:00Z running true"
 		if got := describeAccounting(p.Accounting()); got != want {
 			t.Errorf("Accounting = %s\n want %s", got, want)
 		}

@@ -107,7 +107,7 @@ func TestAccumulatorCountsExactly(t *testing.T) {
 	s := steps[0]
 	g0.SetUtilization(s.gpu, s.mem)
 	g0.SetMemoryUsed(s.used)
-	must(t, g0.StartProcess(fakegpu.Process{PID: 4242, UsedMemory: 1 << 30, SM: s.sm, Mem: s.pmem}))
+	must(t, g0.StartProcess(fakegpu.Process{PID: 4194546, UsedMemory: 1 << 30, SM: s.sm, Mem: s.pmem}))
 	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
 
 	var wantGPU, wantMem float64
@@ -118,7 +118,7 @@ func TestAccumulatorCountsExactly(t *testing.T) {
 			// The value holds for the whole second before the tick.
 			g0.SetUtilization(s.gpu, s.mem)
 			g0.SetMemoryUsed(s.used)
-			g0.SetProcessUtilization(4242, s.sm, s.pmem, 0, 0)
+			g0.SetProcessUtilization(4194546, s.sm, s.pmem, 0, 0)
 			r.tick(time.Second)
 		}
 		wantGPU += float64(s.gpu)
@@ -142,13 +142,13 @@ func TestAccumulatorCountsExactly(t *testing.T) {
 	if got := g.GPUBusy.Last.Or(-1); got != 100 {
 		t.Errorf("GPU 0: last busy %v, want 100", got)
 	}
-	p := procOf(t, g, 4242)
+	p := procOf(t, g, 4194546)
 	if p.Samples != 4 || sumOf(t, p.SMUtilization.Sum) != wantSM || sumOf(t, p.MemoryUtilization.Sum) != wantPMem {
-		t.Errorf("pid 4242: samples %d, SM sum %v, mem sum %v; want 4, %v, %v",
+		t.Errorf("pid 4194546: samples %d, SM sum %v, mem sum %v; want 4, %v, %v",
 			p.Samples, p.SMUtilization.Sum, p.MemoryUtilization.Sum, wantSM, wantPMem)
 	}
 	if got, want := p.GPUMemory.SumKiB.Or(0), uint64(4<<20); got != want {
-		t.Errorf("pid 4242: memory sum %d KiB, want %d", got, want)
+		t.Errorf("pid 4194546: memory sum %d KiB, want %d", got, want)
 	}
 	if g1 := gpuOf(t, c, 1); g1.Samples != 4 || sumOf(t, g1.GPUBusy.Sum) != 0 || len(g1.Processes) != 0 {
 		t.Errorf("idle GPU 1: samples %d, busy sum %v, %d processes; want 4, 0, 0", g1.Samples, g1.GPUBusy.Sum, len(g1.Processes))

@@ -39,6 +39,6 @@ func ExampleLibrary_StartAccumulator() {
 	}
 	// Output:
 	// GPU 0: 37% busy, 12% memory busy, 8862MiB used
-	//   pid 4242 (C): 8862MiB of memory over 3 ticks
+	//   pid 4194546 (C): 8862MiB of memory over 3 ticks
 	// GPU 1: 0% busy, 0% memory busy, 0B used
 }

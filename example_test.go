@@ -23,7 +23,7 @@ func exampleFleet() *fakegpu.Fleet {
 	g.SetUtilization(37, 12)
 	g.SetTemperature(41)
 	g.SetPower(72000, 700000)
-	_ = g.StartProcess(fakegpu.Process{PID: 4242, Type: "C", UsedMemory: 8862 << 20, SM: 30, Mem: 5})
+	_ = g.StartProcess(fakegpu.Process{PID: 4194546, Type: "C", UsedMemory: 8862 << 20, SM: 30, Mem: 5})
 	return fleet
 }
 
@@ -82,7 +82,7 @@ func ExampleLibrary_Snapshot() {
 	fmt.Println(string(b))
 	// Output:
 	// GPU 0: 37% busy, 1 processes
-	//   pid 4242 C 8862MiB SM 30%
+	//   pid 4194546 C 8862MiB SM 30%
 	// GPU 1: 0% busy, 0 processes
 	// 9292480512
 }
@@ -97,11 +97,12 @@ func ExampleDevice_Processes() {
 		return
 	}
 	for _, p := range procs {
-		// PID 4242 is not a process on this host: host fields are N/A with a reason.
+		// PID 4194546 is above any pid_max: no process on this host has it,
+		// so the host fields are N/A with a reason.
 		fmt.Println(p.PID(), p.Type(), p.GPUMemory(), p.GPUMemoryPercent(), p.Host().Name().Reason())
 	}
 	// Output:
-	// 4242 C 8862MiB 10.8% process gone
+	// 4194546 C 8862MiB 10.8% process gone
 }
 
 func ExampleValue_Reason() {

@@ -181,7 +181,7 @@ func TestDaemonAnswersFromTheAccumulatorsCounters(t *testing.T) {
 	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"}, fakegpu.GPUSpec{Model: "a100"})
 	fleet.GPU(0).SetUtilization(37, 12)
 	fleet.GPU(1).Unsupported("utilization", "GetSamples")
-	if err := fleet.GPU(0).StartProcess(fakegpu.Process{PID: 4242, UsedMemory: gib, SM: 40, Mem: 10}); err != nil {
+	if err := fleet.GPU(0).StartProcess(fakegpu.Process{PID: 4194546, UsedMemory: gib, SM: 40, Mem: 10}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := startRig(t, fleet, "127.0.0.1:0", nil, time.Second, nil)
@@ -195,9 +195,9 @@ func TestDaemonAnswersFromTheAccumulatorsCounters(t *testing.T) {
 		t.Fatalf("T reply %q, %v; want %q", body, err, wantTypes)
 	}
 	// The accumulator took its first tick at start; the accounting record
-	// of pid 4242 started when the daemon turned accounting on.
+	// of pid 4194546 started when the daemon turned accounting on.
 	for n := 1; n <= 3; n++ {
-		want := fmt.Sprintf("@37 12 %d 1048576 %d %d %d %d#A 4242 40 10 0 1048576 %d %d@-1 -1 %d 0 %d -1 -1 0",
+		want := fmt.Sprintf("@37 12 %d 1048576 %d %d %d %d#A 4194546 40 10 0 1048576 %d %d@-1 -1 %d 0 %d -1 -1 0",
 			memTot[0], n, 37*n, 12*n, 1048576*n, 1048576*n, n, memTot[1], n)
 		if body, err := c.ask(requestStats); err != nil || body != want {
 			t.Fatalf("S reply after %d ticks:\n  %s (%v)\nwant\n  %s", n, body, err, want)
