@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jellydator/ttlcache/v3"
@@ -44,12 +45,16 @@ type Device struct {
 	nvlinkCount               lazy[int]
 
 	caps  capabilities
-	cache *ttlcache.Cache[Fields, *DeviceSnapshot]
+	cache *ttlcache.Cache[Fields, *DeviceSnapshot] // per-metric readings, by group
+	// latest is the latest snapshot's reading (without processes, MIG
+	// devices and vGPU instances), which the per-metric methods use while
+	// it is younger than the cache TTL.
+	latest atomic.Pointer[DeviceSnapshot]
 
 	procs processState
 
-	nvlinkMu   sync.Mutex
-	nvlinkPrev nvlinkCounters
+	// The byte and data counters of the previous reading, for rates.
+	pcieTX, pcieRX, nvlinkTX, nvlinkRX counterRate
 
 	migMu sync.Mutex
 	migs  map[int]*MigDevice // by MIG index, from the last enumeration
@@ -235,11 +240,15 @@ func (d *Device) NVLinkLinkCount() Value[int] {
 }
 
 // cached returns a reading of the groups f, no older than the Library's
-// cache TTL. Snapshots bypass it.
+// cache TTL: the latest snapshot's if it read them, else a reading of f
+// alone. Snapshots bypass it.
 func (d *Device) cached(f Fields) *DeviceSnapshot {
 	if d.cache == nil {
 		s := d.read(f, nil)
 		return &s
+	}
+	if l := d.latest.Load(); l != nil && l.Fields&f == f && time.Since(l.Timestamp) < d.lib.cacheTTL {
+		return l
 	}
 	return d.cache.Get(f).Value()
 }
@@ -373,16 +382,14 @@ func (d *Device) Snapshot(f Fields) DeviceSnapshot {
 	return s
 }
 
-// remember stores a fresh reading in the per-metric cache.
+// remember keeps a snapshot's reading for the per-metric methods.
 func (d *Device) remember(f Fields, s DeviceSnapshot) {
-	if d.cache == nil {
+	if d.cache == nil || f&^(FieldProcesses|FieldMIGDevices|FieldVgpuInstances) == 0 {
 		return
 	}
 	c := s
-	c.Processes = nil
-	for b := f &^ FieldProcesses; b != 0; b &= b - 1 {
-		d.cache.Set(b&-b, &c, ttlcache.DefaultTTL)
-	}
+	c.Processes, c.MIGDevices, c.VgpuInstances = nil, nil, nil
+	d.latest.Store(&c)
 }
 
 // op identifies one NVML reading whose "not supported" answer is remembered.
@@ -412,11 +419,6 @@ const (
 	opECC
 	opMIGMode
 	opFieldValues
-	opFieldPowerAverage
-	opFieldPowerInstant
-	opFieldPowerLimit
-	opFieldECC
-	opFieldNVLink
 	opVgpu
 	numOps
 )
@@ -427,6 +429,7 @@ const (
 type capabilities struct {
 	mu          sync.Mutex
 	unsupported [numOps]error
+	fields      map[uint32]error // field IDs the driver does not answer
 }
 
 func (c *capabilities) known(o op) error {
@@ -443,6 +446,27 @@ func (c *capabilities) note(o op, err error) {
 	}
 }
 
+// fieldKnown returns why a field ID is known not to be answered, or nil.
+func (c *capabilities) fieldKnown(id uint32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fields[id]
+}
+
+// noteField remembers a field ID the driver does not answer: NOT_SUPPORTED
+// on this GPU, or INVALID_ARGUMENT, which is how drivers older than the ID
+// answer it.
+func (c *capabilities) noteField(id uint32, err error) {
+	if err != nil && (errors.Is(err, ErrNotSupported) || errors.Is(err, ErrInvalidArgument)) {
+		c.mu.Lock()
+		if c.fields == nil {
+			c.fields = map[uint32]error{}
+		}
+		c.fields[id] = err
+		c.mu.Unlock()
+	}
+}
+
 // try runs an NVML reading unless it is known to be unsupported.
 func try[T any](d *Device, o op, f func() (T, error)) (T, error) {
 	if err := d.caps.known(o); err != nil {
@@ -452,12 +476,6 @@ func try[T any](d *Device, o op, f func() (T, error)) (T, error) {
 	v, err := f()
 	d.caps.note(o, err)
 	return v, err
-}
-
-type nvlinkCounters struct {
-	ok     bool
-	tx, rx uint64
-	ts     int64 // µs
 }
 
 // reader carries one pass over one device: after the GPU is found lost, no
@@ -515,79 +533,7 @@ func (d *Device) read(f Fields, hosts *hostMemo) DeviceSnapshot {
 		return s
 	}
 	r := &reader{d: d, h: h}
-
-	if f&FieldMemory != 0 {
-		r.memory(&s)
-	}
-	if f&FieldBAR1 != 0 {
-		b := readMetric(r, opBAR1, h.BAR1, func(b nvmlx.BAR1) nvmlx.BAR1 { return b })
-		s.BAR1Total = Map(b, func(b nvmlx.BAR1) Bytes { return Bytes(b.Total) })
-		s.BAR1Used = Map(b, func(b nvmlx.BAR1) Bytes { return Bytes(b.Used) })
-		s.BAR1Free = Map(b, func(b nvmlx.BAR1) Bytes { return Bytes(b.Free) })
-	}
-	if f&FieldUtilization != 0 {
-		u := readMetric(r, opUtilization, func() ([2]uint32, error) {
-			g, m, err := h.Utilization()
-			return [2]uint32{g, m}, err
-		}, func(u [2]uint32) [2]uint32 { return u })
-		s.GPUUtilization = Map(u, func(u [2]uint32) Percent { return Percent(u[0]) })
-		s.MemoryUtilization = Map(u, func(u [2]uint32) Percent { return Percent(u[1]) })
-	}
-	if f&FieldCodec != 0 {
-		s.EncoderUtilization = readMetric(r, opEncoder, h.Encoder, pct)
-		s.DecoderUtilization = readMetric(r, opDecoder, h.Decoder, pct)
-	}
-	if f&FieldClocks != 0 {
-		clock := func(o op, c nvmlx.Clock) Value[MHz] {
-			return readMetric(r, o, func() (uint32, error) { return h.Clock(c) }, func(v uint32) MHz { return MHz(v) })
-		}
-		s.GraphicsClock = clock(opClockGraphics, nvmlx.ClockGraphics)
-		s.SMClock = clock(opClockSM, nvmlx.ClockSM)
-		s.MemoryClock = clock(opClockMemory, nvmlx.ClockMemory)
-		s.VideoClock = clock(opClockVideo, nvmlx.ClockVideo)
-		s.MaxGraphicsClock = d.MaxGraphicsClock()
-		s.MaxSMClock = d.MaxSMClock()
-		s.MaxMemoryClock = d.MaxMemoryClock()
-		s.MaxVideoClock = d.MaxVideoClock()
-	}
-	if f&FieldFan != 0 {
-		s.FanSpeed = readMetric(r, opFan, h.FanSpeed, pct)
-	}
-	if f&FieldTemperature != 0 {
-		s.Temperature = readMetric(r, opTemperature, h.Temperature, func(v uint32) Celsius { return Celsius(v) })
-	}
-	if f&(FieldPower|FieldECC|FieldNVLink) != 0 {
-		r.batch(&s, f)
-	}
-	if f&FieldPCIe != 0 {
-		kib := func(v uint32) KiBPerSecond { return KiBPerSecond(v) }
-		s.PCIeTX = readMetric(r, opPCIeTX, func() (uint32, error) { return h.PCIeThroughput(true) }, kib)
-		s.PCIeRX = readMetric(r, opPCIeRX, func() (uint32, error) { return h.PCIeThroughput(false) }, kib)
-	}
-	if f&FieldPerformanceState != 0 {
-		s.PerformanceState = readMetric(r, opPState, h.PerformanceState, func(p int) PState { return PState(p) })
-		if p, ok := s.PerformanceState.Get(); ok && (p < 0 || p > 15) {
-			s.PerformanceState = NA[PState](NotReported, nil)
-		}
-	}
-	if f&FieldDisplay != 0 {
-		s.DisplayActive = readMetric(r, opDisplayActive, h.DisplayActive, onoff)
-		s.DisplayMode = readMetric(r, opDisplayMode, h.DisplayMode, onoff)
-	}
-	if f&FieldPersistenceMode != 0 {
-		s.PersistenceMode = readMetric(r, opPersistence, h.PersistenceMode, onoff)
-	}
-	if f&FieldComputeMode != 0 {
-		s.ComputeMode = readMetric(r, opComputeMode, h.ComputeMode, func(m int) ComputeMode { return ComputeMode(m) })
-	}
-	if f&FieldMIGMode != 0 {
-		m := readMetric(r, opMIGMode, func() ([2]int, error) {
-			c, p, err := h.MIGMode()
-			return [2]int{c, p}, err
-		}, func(m [2]int) [2]int { return m })
-		s.MIGMode = Map(m, func(m [2]int) OnOff { return m[0] == 1 })
-		s.MIGModePending = Map(m, func(m [2]int) OnOff { return m[1] == 1 })
-	}
+	r.readMetrics(&s, f)
 	if f&FieldMIGDevices != 0 && d.mig == nil {
 		d.readMIG(r, &s, hosts)
 	}
@@ -638,121 +584,6 @@ func percentOf(part, whole uint64) Percent {
 	}
 	return Percent(math.Round(float64(part)/float64(whole)*1000) / 10)
 }
-
-// batch reads power, power limit, ECC and NVLink counters in one
-// nvmlDeviceGetFieldValues call, falling back to the single calls for values
-// the GPU answers NOT_SUPPORTED as fields (older drivers lack fields 185–190).
-func (r *reader) batch(s *DeviceSnapshot, f Fields) {
-	d, h := r.d, r.h
-	type slot struct {
-		o   op
-		req nvmlx.FieldRequest
-	}
-	var want []slot
-	add := func(o op, id, scope uint32) {
-		if d.caps.known(o) == nil {
-			want = append(want, slot{o, nvmlx.FieldRequest{ID: id, Scope: scope}})
-		}
-	}
-	nvlinks := 0
-	if f&FieldPower != 0 {
-		add(opFieldPowerAverage, nvmlx.FieldPowerAverage, 0)
-		add(opFieldPowerInstant, nvmlx.FieldPowerInstant, 0)
-		add(opFieldPowerLimit, nvmlx.FieldPowerCurrentLimit, 0)
-	}
-	if f&FieldECC != 0 {
-		add(opFieldECC, nvmlx.FieldECCDBEVolatileTotal, 0)
-	}
-	if f&FieldNVLink != 0 {
-		nvlinks = d.NVLinkLinkCount().Or(0)
-		if nvlinks > 0 {
-			add(opFieldNVLink, nvmlx.FieldNVLinkThroughputTX, nvmlx.ScopeAll)
-			add(opFieldNVLink, nvmlx.FieldNVLinkThroughputRX, nvmlx.ScopeAll)
-		}
-	}
-
-	got := map[uint32]nvmlx.FieldResult{}
-	if len(want) > 0 && r.lost == nil && d.caps.known(opFieldValues) == nil {
-		reqs := make([]nvmlx.FieldRequest, len(want))
-		for i, w := range want {
-			reqs[i] = w.req
-		}
-		res, err := h.FieldValues(reqs)
-		d.caps.note(opFieldValues, err)
-		r.check(err)
-		if err == nil {
-			for i, w := range want {
-				d.caps.note(w.o, res[i].Err)
-				got[w.req.ID] = res[i]
-			}
-		}
-	}
-	field := func(id uint32) (nvmlx.FieldResult, bool) {
-		v, ok := got[id]
-		return v, ok && v.Err == nil
-	}
-
-	if f&FieldPower != 0 {
-		if v, ok := field(nvmlx.FieldPowerAverage); ok {
-			s.PowerUsage = Some(MilliWatts(v.AsFloat()))
-		} else if v, ok := field(nvmlx.FieldPowerInstant); ok {
-			s.PowerUsage = Some(MilliWatts(v.AsFloat()))
-		} else {
-			s.PowerUsage = readMetric(r, opPowerUsage, h.PowerUsage, func(v uint32) MilliWatts { return MilliWatts(v) })
-		}
-		if v, ok := field(nvmlx.FieldPowerCurrentLimit); ok {
-			s.PowerLimit = Some(MilliWatts(v.AsFloat()))
-		} else {
-			s.PowerLimit = readMetric(r, opPowerLimit, h.PowerLimit, func(v uint32) MilliWatts { return MilliWatts(v) })
-		}
-	}
-	if f&FieldECC != 0 {
-		if v, ok := field(nvmlx.FieldECCDBEVolatileTotal); ok {
-			s.VolatileUncorrectedECC = Some(v.Uint)
-		} else {
-			s.VolatileUncorrectedECC = readMetric(r, opECC, h.VolatileUncorrectedECC, func(v uint64) uint64 { return v })
-		}
-	}
-	if f&FieldNVLink != 0 {
-		s.NVLinkTX, s.NVLinkRX = r.nvlink(nvlinks, got)
-	}
-}
-
-// nvlink turns the cumulative NVLink counters (KiB) into rates since the
-// previous reading of this device.
-func (r *reader) nvlink(links int, got map[uint32]nvmlx.FieldResult) (tx, rx Value[KiBPerSecond]) {
-	if r.lost != nil {
-		return NA[KiBPerSecond](GPULost, r.lost), NA[KiBPerSecond](GPULost, r.lost)
-	}
-	if links == 0 {
-		err := r.d.NVLinkLinkCount().Err()
-		if err == nil {
-			err = fmt.Errorf("no NVLink: %w", ErrNotSupported)
-		}
-		return NA[KiBPerSecond](ReasonOf(err), err), NA[KiBPerSecond](ReasonOf(err), err)
-	}
-	t, tok := got[nvmlx.FieldNVLinkThroughputTX]
-	x, xok := got[nvmlx.FieldNVLinkThroughputRX]
-	if !tok || !xok || t.Err != nil || x.Err != nil {
-		err := errors.Join(t.Err, x.Err)
-		if err == nil {
-			err = r.d.caps.known(opFieldNVLink)
-		}
-		return NA[KiBPerSecond](ReasonOf(err), err), NA[KiBPerSecond](ReasonOf(err), err)
-	}
-	d := r.d
-	d.nvlinkMu.Lock()
-	prev := d.nvlinkPrev
-	d.nvlinkPrev = nvlinkCounters{ok: true, tx: t.Uint, rx: x.Uint, ts: t.Timestamp}
-	d.nvlinkMu.Unlock()
-	dt := float64(t.Timestamp-prev.ts) / 1e6
-	if !prev.ok || dt <= 0 || t.Uint < prev.tx || x.Uint < prev.rx {
-		return NA[KiBPerSecond](NotReported, errNeedsTwoReadings), NA[KiBPerSecond](NotReported, errNeedsTwoReadings)
-	}
-	return Some(KiBPerSecond(math.Round(float64(t.Uint-prev.tx) / dt))), Some(KiBPerSecond(math.Round(float64(x.Uint-prev.rx) / dt)))
-}
-
-var errNeedsTwoReadings = fmt.Errorf("a rate needs two readings: %w", ErrNotReported)
 
 func errorsIsAny(err error, targets ...error) bool {
 	for _, t := range targets {

@@ -1,24 +1,19 @@
 package nvgo
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"os"
 	"os/user"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/shirou/gopsutil/v3/mem"
-	"github.com/shirou/gopsutil/v3/process"
+	"github.com/jellydator/ttlcache/v3"
 )
 
 // HostProcess is a process on the host, as the operating system sees it (the
@@ -32,7 +27,9 @@ import (
 // PID was reused, NoPermission when the data belongs to another user,
 // Zombie when the process exited but was not yet reaped (its command line,
 // memory, working directory and environment are gone), and OtherPIDNamespace
-// for a PID from NVML that this process cannot see (see GpuProcess).
+// for a PID from NVML that this process cannot see (see GpuProcess). What
+// cannot change while the process lives, its name and its owner, is read
+// once; Snapshot reads the command line once too (see Snapshot).
 //
 // Create one with NewHostProcess; the zero HostProcess reports every field
 // as gone. A HostProcess is safe for concurrent use.
@@ -40,8 +37,8 @@ type HostProcess struct {
 	pid int32
 	// startTicks is the start time in clock ticks after boot, as
 	// /proc/<pid>/stat gives it; with pid it is the process's identity. It
-	// is exact where gopsutil's create time is rounded down to the second
-	// and recomputed from a boot time that drifts with /proc/uptime.
+	// is exact where a create time in seconds is rounded and recomputed
+	// from a boot time that drifts with /proc/uptime.
 	startTicks uint64
 	createTime Value[time.Time]
 
@@ -55,23 +52,26 @@ type HostProcess struct {
 	// process does not come back.
 	gone atomic.Bool
 
-	mu       sync.Mutex       // guards the fields below; gopsutil's Process is not safe for concurrent use
-	proc     *process.Process // kept for gopsutil's own caches
+	mu       sync.Mutex       // guards the fields below
 	name     string           // "" until read while the identity check passed
 	username string           // likewise
+	cmdline  []string         // the last command line read; nil until read
 	cpu      processCPUSample // the previous CPUPercent reading
 }
 
 // processCPUSample is a reading of a process's CPU time for CPUPercent.
 type processCPUSample struct {
 	at      time.Time
-	seconds float64 // user + system
-	percent Percent // the value returned with this reading
+	ticks   uint64 // user + system, clock ticks
+	percent Percent
 }
 
 // clockTicksPerSecond is USER_HZ, the unit of the times in /proc/<pid>/stat.
 // It is part of the kernel ABI and is 100 on every architecture Go supports.
 const clockTicksPerSecond = 100
+
+// pageSize is the unit of the resident set size in /proc/<pid>/stat.
+var pageSize = uint64(os.Getpagesize())
 
 // NewHostProcess returns the process that holds pid now. It returns an error
 // wrapping ErrProcessGone when there is no such process.
@@ -94,7 +94,7 @@ func NewHostProcess(pid int) (*HostProcess, error) {
 
 // newHostProcessFromStat returns the process with the identity st records.
 func newHostProcessFromStat(pid int32, st procStat) *HostProcess {
-	p := &HostProcess{pid: pid, startTicks: st.startTicks, proc: &process.Process{Pid: pid}}
+	p := &HostProcess{pid: pid, startTicks: st.startTicks}
 	if boot, err := hostBootTime(); err != nil {
 		p.createTime = NA[time.Time](ReasonOf(err), err)
 	} else {
@@ -118,7 +118,6 @@ func newUnreadableHostProcess(pid int32, reason Reason, err error) *HostProcess 
 		createTime:    NA[time.Time](reason, err),
 		unreadable:    reason,
 		unreadableErr: err,
-		proc:          &process.Process{Pid: pid},
 	}
 }
 
@@ -142,16 +141,26 @@ func (p *HostProcess) String() string {
 // goneErr is the error for a process that exited or whose PID was reused.
 func (p *HostProcess) goneErr() error { return fmt.Errorf("pid %d: %w", p.pid, ErrProcessGone) }
 
-// check reads the process's state and returns an error wrapping
-// ErrProcessGone unless the PID still holds this process (a zombie still
-// does). It is called after a read, so that what was read is known to be
-// this process's: a PID cannot go back to an exited process.
-func (p *HostProcess) check() (procStat, error) {
-	if p.unreadable != Available {
-		return procStat{}, p.unreadableErr
+// unusable returns why p can be read no more (a PID never readable, a
+// process gone, the zero HostProcess), or nil.
+func (p *HostProcess) unusable() error {
+	switch {
+	case p.unreadable != Available:
+		return p.unreadableErr
+	case p.gone.Load() || p.startTicks == 0 && p.pid == 0: // the zero HostProcess holds no process
+		return p.goneErr()
 	}
-	if p.gone.Load() || p.proc == nil { // the zero HostProcess holds no process
-		return procStat{}, p.goneErr()
+	return nil
+}
+
+// check reads /proc/<pid>/stat and returns it, or an error wrapping
+// ErrProcessGone unless the PID still holds this process (a zombie still
+// does). Whatever else was read before a check is known to be this
+// process's once the check passes: a PID cannot go back to an exited
+// process.
+func (p *HostProcess) check() (procStat, error) {
+	if err := p.unusable(); err != nil {
+		return procStat{}, err
 	}
 	st, err := readProcStat(p.pid)
 	if err != nil {
@@ -161,11 +170,16 @@ func (p *HostProcess) check() (procStat, error) {
 		}
 		return st, p.wrapErr(err)
 	}
+	return st, p.verify(st)
+}
+
+// verify says whether a stat just read is this process's.
+func (p *HostProcess) verify(st procStat) error {
 	if st.startTicks != p.startTicks {
 		p.gone.Store(true)
-		return st, p.goneErr()
+		return p.goneErr()
 	}
-	return st, nil
+	return nil
 }
 
 // wrapErr gives err the pid and, for a permission error, ErrNoPermission, so
@@ -177,28 +191,22 @@ func (p *HostProcess) wrapErr(err error) error {
 	return fmt.Errorf("pid %d: %w", p.pid, err)
 }
 
-// readHostValue reads one value with read (under p.mu, since gopsutil's Process
-// caches as it reads) and then checks the identity. zombieEmpty reports
+// readHostValue reads one value with read, then checks the identity, so
+// that what was read is known to be this process's. zombieEmpty reports
 // whether a value read from a zombie means the data is gone (a zombie's
-// command line, environment and memory read as empty); nil means only an
-// error does.
-func readHostValue[T any](p *HostProcess, read func(proc *process.Process, ctx context.Context) (T, error), zombieEmpty func(T) bool) Value[T] {
-	if p.unreadable != Available {
-		return NA[T](p.unreadable, p.unreadableErr)
+// command line, environment and working directory read as empty or fail);
+// nil means only an error does.
+func readHostValue[T any](p *HostProcess, read func() (T, error), zombieEmpty func(T) bool) Value[T] {
+	if err := p.unusable(); err != nil {
+		return NA[T](ReasonOf(err), err)
 	}
-	if p.gone.Load() || p.proc == nil {
-		return NA[T](ProcessGone, p.goneErr())
-	}
-	p.mu.Lock()
-	v, err := read(p.proc, context.Background())
-	p.mu.Unlock()
+	v, err := read()
 	st, cerr := p.check()
 	if cerr != nil {
 		return NA[T](ReasonOf(cerr), cerr)
 	}
 	if st.isZombie() && (err != nil || (zombieEmpty != nil && zombieEmpty(v))) {
-		err := fmt.Errorf("pid %d: %w", p.pid, ErrZombie)
-		return NA[T](Zombie, err)
+		return NA[T](Zombie, p.zombieErr())
 	}
 	if err != nil {
 		if isNoSuchProcess(err) {
@@ -209,6 +217,18 @@ func readHostValue[T any](p *HostProcess, read func(proc *process.Process, ctx c
 		return NA[T](ReasonOf(err), err)
 	}
 	return Some(v)
+}
+
+func (p *HostProcess) zombieErr() error { return fmt.Errorf("pid %d: %w", p.pid, ErrZombie) }
+
+// statValue reads one value from /proc/<pid>/stat, which is also the
+// identity check.
+func statValue[T any](p *HostProcess, get func(procStat) Value[T]) Value[T] {
+	st, err := p.check()
+	if err != nil {
+		return NA[T](ReasonOf(err), err)
+	}
+	return get(st)
 }
 
 // CreateTime returns when the process started: the boot time from
@@ -223,8 +243,10 @@ func (p *HostProcess) CreateTime() Value[time.Time] {
 
 // RunningTime returns how long the process has been running.
 func (p *HostProcess) RunningTime() Value[time.Duration] {
-	return Map(p.CreateTime(), func(t time.Time) time.Duration { return max(time.Since(t), 0) })
+	return Map(p.CreateTime(), runningSince)
 }
+
+func runningSince(t time.Time) time.Duration { return max(time.Since(t), 0) }
 
 // IsRunning reports whether the PID still holds this process: false once it
 // has exited or the PID was reused, and true for a zombie (which still
@@ -247,13 +269,76 @@ func (p *HostProcess) Name() Value[string] {
 		}
 		return Some(name)
 	}
-	v := readHostValue(p, (*process.Process).NameWithContext, nil)
+	v := readHostValue(p, func() (string, error) { return p.readName() }, nil)
 	if name, ok := v.Get(); ok && name != "" {
 		p.mu.Lock()
 		p.name = name
 		p.mu.Unlock()
 	}
 	return v
+}
+
+// readName reads the kernel's name of the process from /proc/<pid>/stat,
+// and when it is cut to the kernel's 15 bytes, takes the whole one from the
+// first argument of the command line, as psutil does.
+func (p *HostProcess) readName() (string, error) {
+	var buf [statBufSize]byte
+	b, err := readProcFile(buf[:], p.pid, "stat")
+	if err != nil {
+		return "", err
+	}
+	return nameFromComm(p.pid, statComm(b)), nil
+}
+
+// nameFromComm extends a kernel command name cut to 15 bytes from the
+// command line's first argument when that starts with it.
+func nameFromComm(pid int32, comm string) string {
+	if len(comm) < 15 {
+		return comm
+	}
+	args, err := readProcCmdline(pid)
+	if err != nil || len(args) == 0 {
+		return comm
+	}
+	exe := args[0]
+	if i := lastSlash(exe); i >= 0 {
+		exe = exe[i+1:]
+	}
+	if len(exe) > len(comm) && exe[:len(comm)] == comm {
+		return exe
+	}
+	return comm
+}
+
+func lastSlash(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+// usernames caches the user name of each user ID: looking one up can mean
+// a round trip to a directory service, and every process of a user asks.
+var usernames = ttlcache.New(
+	ttlcache.WithTTL[uint32, string](5*time.Minute),
+	ttlcache.WithDisableTouchOnHit[uint32, string](),
+	ttlcache.WithCapacity[uint32, string](4096),
+)
+
+// usernameOf returns the name of a user ID, or the ID in decimal when it
+// has no name on this host (e.g. a user from a container).
+func usernameOf(uid uint32) string {
+	if it := usernames.Get(uid); it != nil {
+		return it.Value()
+	}
+	name := strconv.FormatUint(uint64(uid), 10)
+	if u, err := user.LookupId(name); err == nil {
+		name = u.Username
+	}
+	usernames.Set(uid, name, ttlcache.DefaultTTL)
+	return name
 }
 
 // Username returns the name of the user who owns the process (its real user
@@ -269,19 +354,12 @@ func (p *HostProcess) Username() Value[string] {
 		}
 		return Some(name)
 	}
-	v := readHostValue(p, func(proc *process.Process, ctx context.Context) (string, error) {
-		uids, err := proc.UidsWithContext(ctx)
+	v := readHostValue(p, func() (string, error) {
+		uid, err := readProcUID(p.pid)
 		if err != nil {
 			return "", err
 		}
-		if len(uids) == 0 {
-			return "", errors.New("no user ID in /proc/<pid>/status")
-		}
-		uid := strconv.FormatInt(int64(uids[0]), 10)
-		if u, err := user.LookupId(uid); err == nil {
-			return u.Username, nil
-		}
-		return uid, nil
+		return usernameOf(uid), nil
 	}, nil)
 	if name, ok := v.Get(); ok {
 		p.mu.Lock()
@@ -296,16 +374,14 @@ func (p *HostProcess) Username() Value[string] {
 // empty for a kernel thread and N/A (Zombie) for a zombie. It is read afresh
 // each time, since such programs change it after they start.
 func (p *HostProcess) Cmdline() Value[[]string] {
-	return readHostValue(p, func(proc *process.Process, ctx context.Context) ([]string, error) {
-		args, err := proc.CmdlineSliceWithContext(ctx)
-		for len(args) > 0 && args[len(args)-1] == "" {
-			args = args[:len(args)-1]
-		}
-		if args == nil {
-			args = []string{} // JSON [] rather than null, which means N/A
-		}
-		return args, err
-	}, func(args []string) bool { return len(args) == 0 })
+	v := readHostValue(p, func() ([]string, error) { return readProcCmdline(p.pid) },
+		func(args []string) bool { return len(args) == 0 })
+	if args, ok := v.Get(); ok {
+		p.mu.Lock()
+		p.cmdline = args
+		p.mu.Unlock()
+	}
+	return v
 }
 
 // Command returns the command line as one line a shell user can read (see
@@ -314,27 +390,21 @@ func (p *HostProcess) Command() Value[string] { return Map(p.Cmdline(), CommandJ
 
 // Cwd returns the process's working directory.
 func (p *HostProcess) Cwd() Value[string] {
-	return readHostValue(p, (*process.Process).CwdWithContext, nil)
+	return readHostValue(p, func() (string, error) { return readProcCwd(p.pid) }, nil)
 }
 
 // Environ returns the process's environment as "KEY=value" strings. It is
 // N/A (NoPermission) for another user's process unless we are root.
 func (p *HostProcess) Environ() Value[[]string] {
-	return readHostValue(p, func(proc *process.Process, ctx context.Context) ([]string, error) {
-		env, err := proc.EnvironWithContext(ctx)
-		return slices.DeleteFunc(env, func(s string) bool { return s == "" }), err
-	}, func(env []string) bool { return len(env) == 0 })
+	return readHostValue(p, func() ([]string, error) { return readProcEnviron(p.pid) },
+		func(env []string) bool { return len(env) == 0 })
 }
 
 // Status returns the process state in psutil's words: "running",
 // "sleeping", "disk-sleep", "stopped", "tracing-stop", "zombie", "dead",
 // "wake-kill", "waking", "parked" or "idle".
 func (p *HostProcess) Status() Value[string] {
-	st, err := p.check()
-	if err != nil {
-		return NA[string](ReasonOf(err), err)
-	}
-	return Some(st.status())
+	return statValue(p, func(st procStat) Value[string] { return Some(st.status()) })
 }
 
 // CPUPercent returns the share of one CPU the process used, in percent; a
@@ -343,18 +413,12 @@ func (p *HostProcess) Status() Value[string] {
 // average since the process started (and starts the next interval), so keep
 // the same HostProcess between calls for the current use.
 func (p *HostProcess) CPUPercent() Value[Percent] {
-	now := time.Now()
-	v := readHostValue(p, func(proc *process.Process, ctx context.Context) (float64, error) {
-		t, err := proc.TimesWithContext(ctx)
-		if err != nil {
-			return 0, err
-		}
-		return t.User + t.System, nil
-	}, nil)
-	seconds, ok := v.Get()
-	if !ok {
-		return Map(v, func(float64) Percent { return 0 })
-	}
+	return statValue(p, func(st procStat) Value[Percent] { return Some(p.cpuPercent(st, time.Now())) })
+}
+
+// cpuPercent takes the CPU reading of a stat read at now.
+func (p *HostProcess) cpuPercent(st procStat, now time.Time) Percent {
+	ticks := st.utime + st.stime
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	prev := p.cpu
@@ -365,45 +429,50 @@ func (p *HostProcess) CPUPercent() Value[Percent] {
 		// process's age from the uptime, in clock ticks like its start.
 		if up, err := readUptime(); err == nil {
 			if age := up - float64(p.startTicks)/clockTicksPerSecond; age > 0 {
-				pct = Percent(seconds / age * 100)
+				pct = Percent(float64(ticks) / clockTicksPerSecond / age * 100)
 			}
 		}
 	case now.Sub(prev.at) < time.Millisecond:
-		return Some(prev.percent) // too short an interval to measure
+		return prev.percent // too short an interval to measure
 	default:
-		pct = Percent(max(seconds-prev.seconds, 0) / now.Sub(prev.at).Seconds() * 100)
+		used := float64(ticks-min(prev.ticks, ticks)) / clockTicksPerSecond
+		pct = Percent(used / now.Sub(prev.at).Seconds() * 100)
 	}
-	p.cpu = processCPUSample{at: now, seconds: seconds, percent: pct}
-	return Some(pct)
+	p.cpu = processCPUSample{at: now, ticks: ticks, percent: pct}
+	return pct
 }
 
 // RSS returns the process's resident memory (resident set size).
 func (p *HostProcess) RSS() Value[Bytes] {
-	return readHostValue(p, func(proc *process.Process, ctx context.Context) (Bytes, error) {
-		m, err := proc.MemoryInfoWithContext(ctx)
-		if err != nil {
-			return 0, err
-		}
-		return Bytes(m.RSS), nil
-	}, func(b Bytes) bool { return b == 0 })
+	return statValue(p, p.rss)
+}
+
+// rss is the resident memory of a stat: N/A (Zombie) for a zombie, which
+// has none.
+func (p *HostProcess) rss(st procStat) Value[Bytes] {
+	if st.isZombie() {
+		return NA[Bytes](Zombie, p.zombieErr())
+	}
+	return Some(Bytes(uint64(max(st.rssPages, 0)) * pageSize))
 }
 
 // MemoryPercent returns the process's resident memory as a percentage of
 // the host's physical memory.
 func (p *HostProcess) MemoryPercent() Value[Percent] {
-	rss := p.RSS()
+	return memoryPercent(p.RSS())
+}
+
+// memoryPercent is rss as a percentage of the host's memory.
+func memoryPercent(rss Value[Bytes]) Value[Percent] {
 	b, ok := rss.Get()
 	if !ok {
 		return Map(rss, func(Bytes) Percent { return 0 })
 	}
-	vm, err := mem.VirtualMemoryWithContext(context.Background())
+	total, err := hostMemTotal()
 	if err != nil {
 		return NA[Percent](ReasonOf(err), err)
 	}
-	if vm.Total == 0 {
-		return NA[Percent](NotReported, errors.New("host memory total is 0"))
-	}
-	return Some(Percent(float64(b) / float64(vm.Total) * 100))
+	return Some(Percent(float64(b) / float64(total) * 100))
 }
 
 // Parent returns the process's parent, or nil and no error when it has none
@@ -434,7 +503,7 @@ func (p *HostProcess) Children() ([]*HostProcess, error) {
 	if _, err := p.check(); err != nil {
 		return nil, err
 	}
-	pids, err := process.PidsWithContext(context.Background())
+	pids, err := readProcPIDs()
 	if err != nil {
 		return nil, p.wrapErr(err)
 	}
@@ -494,202 +563,3 @@ func (p *HostProcess) Terminate() error { return p.Signal(syscall.SIGTERM) }
 
 // Kill sends SIGKILL (see Signal).
 func (p *HostProcess) Kill() error { return p.Signal(syscall.SIGKILL) }
-
-// hostProcessTable hands out one HostProcess per live process, so that
-// callers that list processes over and over (the GPU-process code) keep the
-// same object, and with it CPU-percent intervals, while the process lives. It
-// is safe for concurrent use.
-type hostProcessTable struct {
-	mu    sync.Mutex
-	byPID map[int32]*HostProcess
-}
-
-func newHostProcessTable() *hostProcessTable {
-	return &hostProcessTable{byPID: make(map[int32]*HostProcess)}
-}
-
-// lookup returns the HostProcess for a PID that NVML reported. It is the
-// object returned before for the same process, a new one when the PID now
-// holds another process, and one whose every field is N/A with reason
-// ProcessGone when no process holds the PID, or OtherPIDNamespace when we do
-// not share the host's PID namespace (the PID would name an unrelated
-// process here).
-func (t *hostProcessTable) lookup(pid int) *HostProcess {
-	if pid <= 0 || pid > math.MaxInt32 {
-		return newUnreadableHostProcess(int32(min(max(pid, 0), math.MaxInt32)), ProcessGone, fmt.Errorf("pid %d: %w", pid, ErrProcessGone))
-	}
-	id := int32(pid)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	old := t.byPID[id]
-	var fresh *HostProcess
-	if !inHostPIDNamespace() {
-		if old != nil && old.unreadable == OtherPIDNamespace {
-			return old
-		}
-		fresh = newUnreadableHostProcess(id, OtherPIDNamespace, fmt.Errorf("pid %d: %w", pid, ErrOtherPIDNamespace))
-	} else {
-		st, err := readProcStat(id)
-		switch {
-		case err == nil && old != nil && old.unreadable == Available && !old.gone.Load() && old.startTicks == st.startTicks:
-			return old
-		case err == nil:
-			fresh = newHostProcessFromStat(id, st)
-		case isNoSuchProcess(err):
-			if old != nil && old.unreadable == ProcessGone {
-				return old
-			}
-			fresh = newUnreadableHostProcess(id, ProcessGone, fmt.Errorf("pid %d: %w", pid, ErrProcessGone))
-		default:
-			// Perhaps passing (e.g. out of file descriptors): do not remember it.
-			err = fmt.Errorf("pid %d: %w", pid, err)
-			return newUnreadableHostProcess(id, ReasonOf(err), err)
-		}
-	}
-	t.byPID[id] = fresh
-	return fresh
-}
-
-// prune forgets the processes whose PIDs are not in alive (the PIDs the
-// driver still reports), so the table stays as small as the process list.
-func (t *hostProcessTable) prune(alive map[int]struct{}) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for pid := range t.byPID {
-		if _, ok := alive[int(pid)]; !ok {
-			delete(t.byPID, pid)
-		}
-	}
-}
-
-// len returns how many processes the table holds.
-func (t *hostProcessTable) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.byPID)
-}
-
-// procStat is what nvgo reads from /proc/<pid>/stat.
-type procStat struct {
-	state      byte   // R, S, D, Z, T, ...
-	ppid       int32  // 0 when the parent is outside our PID namespace
-	startTicks uint64 // start time in clock ticks after boot
-}
-
-func (s procStat) isZombie() bool { return s.state == 'Z' || s.state == 'X' || s.state == 'x' }
-
-// procStates maps the state letters of /proc/<pid>/stat to psutil's words.
-var procStates = map[byte]string{
-	'R': "running",
-	'S': "sleeping",
-	'D': "disk-sleep",
-	'T': "stopped",
-	't': "tracing-stop",
-	'Z': "zombie",
-	'X': "dead",
-	'x': "dead",
-	'K': "wake-kill",
-	'W': "waking",
-	'P': "parked",
-	'I': "idle",
-}
-
-func (s procStat) status() string {
-	if w, ok := procStates[s.state]; ok {
-		return w
-	}
-	return "unknown (" + string(s.state) + ")"
-}
-
-// procPath returns a path under procfs. Like gopsutil, nvgo reads procfs at
-// $HOST_PROC when it is set, so both read the same processes.
-func procPath(elem ...string) string {
-	root := os.Getenv("HOST_PROC")
-	if root == "" {
-		root = "/proc"
-	}
-	return filepath.Join(append([]string{root}, elem...)...)
-}
-
-// readProcStat reads /proc/<pid>/stat.
-func readProcStat(pid int32) (procStat, error) {
-	b, err := os.ReadFile(procPath(strconv.Itoa(int(pid)), "stat"))
-	if err != nil {
-		return procStat{}, err
-	}
-	return parseProcStat(b)
-}
-
-// parseProcStat parses the contents of /proc/<pid>/stat (see proc(5)). The
-// command name in parentheses may itself hold spaces and parentheses, so the
-// fields are counted from the last ')'.
-func parseProcStat(b []byte) (procStat, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return procStat{}, fmt.Errorf("parse /proc/<pid>/stat: no ')' in %q", b)
-	}
-	f := bytes.Fields(b[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 20 || len(f[0]) != 1 {
-		return procStat{}, fmt.Errorf("parse /proc/<pid>/stat: too few fields in %q", b)
-	}
-	ppid, err := strconv.ParseInt(string(f[1]), 10, 32)
-	if err != nil {
-		return procStat{}, fmt.Errorf("parse /proc/<pid>/stat: ppid: %w", err)
-	}
-	start, err := strconv.ParseUint(string(f[19]), 10, 64) // field 22
-	if err != nil {
-		return procStat{}, fmt.Errorf("parse /proc/<pid>/stat: starttime: %w", err)
-	}
-	return procStat{state: f[0][0], ppid: int32(ppid), startTicks: start}, nil
-}
-
-// isNoSuchProcess reports whether err from reading /proc means the process
-// is not there (its directory is gone, or it exited while we read).
-func isNoSuchProcess(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) ||
-		errors.Is(err, process.ErrorProcessNotRunning)
-}
-
-// readUptime returns the seconds since boot from /proc/uptime, to the
-// hundredth of a second.
-func readUptime() (float64, error) {
-	b, err := os.ReadFile(procPath("uptime"))
-	if err != nil {
-		return 0, err
-	}
-	f := bytes.Fields(b)
-	if len(f) == 0 {
-		return 0, fmt.Errorf("parse /proc/uptime: %q", b)
-	}
-	return strconv.ParseFloat(string(f[0]), 64)
-}
-
-// bootTimeCache holds the host's boot time once read. It comes from the btime
-// line of /proc/stat, which does not drift as now − uptime does.
-var bootTimeCache struct {
-	sync.Mutex
-	t time.Time
-}
-
-func hostBootTime() (time.Time, error) {
-	bootTimeCache.Lock()
-	defer bootTimeCache.Unlock()
-	if !bootTimeCache.t.IsZero() {
-		return bootTimeCache.t, nil
-	}
-	b, err := os.ReadFile(procPath("stat"))
-	if err != nil {
-		return time.Time{}, fmt.Errorf("read boot time: %w", err)
-	}
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("btime ")); ok {
-			secs, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
-			if err != nil {
-				return time.Time{}, fmt.Errorf("read boot time: %w", err)
-			}
-			bootTimeCache.t = time.Unix(secs, 0)
-			return bootTimeCache.t, nil
-		}
-	}
-	return time.Time{}, errors.New("read boot time: no btime line in /proc/stat")
-}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/nvgo/nvgo/internal/nverr"
 	"github.com/nvgo/nvgo/internal/nvmlx"
@@ -14,12 +13,6 @@ import (
 
 // errNotOnMIG explains a metric that NVML keeps only per physical GPU.
 var errNotOnMIG = fmt.Errorf("not reported per MIG device (read the parent GPU): %w", ErrNotSupported)
-
-// migFields are the groups a MIG device reports itself. Everything else
-// (utilization, clocks, fan, temperature, power, PCIe, NVLink, ECC, P-state,
-// display, persistence, compute and MIG modes) is a property of the whole
-// GPU: a MIG device reports it N/A with reason NotSupported, never 0.
-const migFields = FieldMemory | FieldBAR1 | FieldProcesses
 
 // MigDevice is a MIG (Multi-Instance GPU) device: one GPU instance and
 // compute instance of a physical GPU with MIG mode on. It embeds the
@@ -264,15 +257,9 @@ func (d *Device) readMIG(r *reader, s *DeviceSnapshot, hosts *hostMemo) {
 		return
 	}
 	s.MIGDevices = make([]DeviceSnapshot, len(migs))
-	var wg sync.WaitGroup
 	for i, m := range migs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.MIGDevices[i] = m.Device.read(s.Fields, hosts)
-		}()
+		s.MIGDevices[i] = m.Device.read(s.Fields, hosts)
 	}
-	wg.Wait()
 }
 
 // MIGDevices returns the MIG devices of every GPU, GPU by GPU.

@@ -70,6 +70,10 @@ type GpuProcess struct {
 	enc, dec  Value[Percent]
 	gi, ci    Value[int]
 	updated   time.Time
+	// hostStat is the host's /proc/<pid>/stat read at the last refresh,
+	// when hostFresh: the snapshot that follows need not read it again.
+	hostStat  procStat
+	hostFresh bool
 }
 
 // PID returns the process ID as NVML reports it (a host PID).
@@ -284,7 +288,7 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 	out := make([]*GpuProcess, 0, len(order))
 	for _, pid := range order {
 		e := entries[pid]
-		host := d.lib.hosts.lookup(pid)
+		host, hostStat, hostFresh := d.lib.hosts.lookup(pid, d)
 		p := st.procs[pid]
 		if p == nil || p.host != host {
 			p = &GpuProcess{pid: pid, device: d, host: host}
@@ -306,10 +310,18 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 		p.enc = util(func(s nvmlx.ProcessSample) uint32 { return s.Enc })
 		p.dec = util(func(s nvmlx.ProcessSample) uint32 { return s.Dec })
 		p.updated = now
+		p.hostStat, p.hostFresh = hostStat, hostFresh
 		p.mu.Unlock()
 		live[pid] = p
 		out = append(out, p)
 	}
+	var left []int32
+	for pid := range st.procs {
+		if _, ok := live[pid]; !ok {
+			left = append(left, int32(pid))
+		}
+	}
+	d.lib.hosts.release(d, left)
 	st.procs = live
 	for pid := range st.samples {
 		if _, ok := live[int(pid)]; !ok {
@@ -356,34 +368,8 @@ func (p *GpuProcess) snapshot(hosts *hostMemo) GpuProcessSnapshot {
 		GPUInstanceID:         p.gi,
 		ComputeInstanceID:     p.ci,
 	}
+	hostStat, hostFresh := p.hostStat, p.hostFresh
 	p.mu.RUnlock()
-	s.HostProcessSnapshot = hosts.get(p.host)
+	s.HostProcessSnapshot = hosts.get(p.host, hostStat, hostFresh)
 	return s
-}
-
-// hostMemo shares one reading of each host process across the devices of one
-// snapshot (a process on several GPUs is read once; its CPU percent delta is
-// taken once).
-type hostMemo struct {
-	mu sync.Mutex
-	m  map[*HostProcess]*hostEntry
-}
-
-type hostEntry struct {
-	once sync.Once
-	snap HostProcessSnapshot
-}
-
-func newHostMemo() *hostMemo { return &hostMemo{m: map[*HostProcess]*hostEntry{}} }
-
-func (m *hostMemo) get(p *HostProcess) HostProcessSnapshot {
-	m.mu.Lock()
-	e := m.m[p]
-	if e == nil {
-		e = &hostEntry{}
-		m.m[p] = e
-	}
-	m.mu.Unlock()
-	e.once.Do(func() { e.snap = p.Snapshot() })
-	return e.snap
 }

@@ -2,7 +2,6 @@ package nvgo
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -117,72 +116,6 @@ func (s *DeviceSnapshot) setErr(err error) {
 	}
 }
 
-// fillNA marks every metric of the groups f N/A because of err.
-func (s *DeviceSnapshot) fillNA(f Fields, err error) {
-	r := ReasonOf(err)
-	b, p := NA[Bytes](r, err), NA[Percent](r, err)
-	m, w, k := NA[MHz](r, err), NA[MilliWatts](r, err), NA[KiBPerSecond](r, err)
-	o := NA[OnOff](r, err)
-	if f&FieldMemory != 0 {
-		s.MemoryTotal, s.MemoryUsed, s.MemoryFree, s.MemoryReserved, s.MemoryPercent = b, b, b, b, p
-	}
-	if f&FieldBAR1 != 0 {
-		s.BAR1Total, s.BAR1Used, s.BAR1Free = b, b, b
-	}
-	if f&FieldUtilization != 0 {
-		s.GPUUtilization, s.MemoryUtilization = p, p
-	}
-	if f&FieldCodec != 0 {
-		s.EncoderUtilization, s.DecoderUtilization = p, p
-	}
-	if f&FieldClocks != 0 {
-		s.GraphicsClock, s.SMClock, s.MemoryClock, s.VideoClock = m, m, m, m
-		s.MaxGraphicsClock, s.MaxSMClock, s.MaxMemoryClock, s.MaxVideoClock = m, m, m, m
-	}
-	if f&FieldFan != 0 {
-		s.FanSpeed = p
-	}
-	if f&FieldTemperature != 0 {
-		s.Temperature = NA[Celsius](r, err)
-	}
-	if f&FieldPower != 0 {
-		s.PowerUsage, s.PowerLimit = w, w
-	}
-	if f&FieldPCIe != 0 {
-		s.PCIeTX, s.PCIeRX = k, k
-	}
-	if f&FieldNVLink != 0 {
-		s.NVLinkTX, s.NVLinkRX = k, k
-	}
-	if f&FieldECC != 0 {
-		s.VolatileUncorrectedECC = NA[uint64](r, err)
-	}
-	if f&FieldPerformanceState != 0 {
-		s.PerformanceState = NA[PState](r, err)
-	}
-	if f&FieldDisplay != 0 {
-		s.DisplayActive, s.DisplayMode = o, o
-	}
-	if f&FieldPersistenceMode != 0 {
-		s.PersistenceMode = o
-	}
-	if f&FieldComputeMode != 0 {
-		s.ComputeMode = NA[ComputeMode](r, err)
-	}
-	if f&FieldMIGMode != 0 {
-		s.MIGMode, s.MIGModePending = o, o
-	}
-	if f&FieldProcesses != 0 {
-		s.ProcessesErr, s.ProcessesError = err, err.Error()
-	}
-	if f&FieldVgpuInstances != 0 {
-		s.VirtualizationMode = NA[VirtualizationMode](r, err)
-		if s.MIGIndex == nil { // a MIG device simply has none
-			s.VgpuInstancesErr, s.VgpuInstancesError = err, err.Error()
-		}
-	}
-}
-
 // GpuProcessSnapshot is one process on one GPU at one moment: its GPU
 // figures and its host figures. JSON keys follow nvitop's.
 type GpuProcessSnapshot struct {
@@ -222,34 +155,6 @@ type HostProcessSnapshot struct {
 	HostError          string               `json:"host_error,omitempty"`
 }
 
-// Snapshot reads the host process's figures now. CPUPercent is the delta
-// since the previous CPUPercent call on p.
-func (p *HostProcess) Snapshot() HostProcessSnapshot {
-	s := HostProcessSnapshot{
-		IsRunning:         p.IsRunning(),
-		Name:              p.Name(),
-		Username:          p.Username(),
-		Cmdline:           p.Cmdline(),
-		Status:            p.Status(),
-		CPUPercent:        p.CPUPercent(),
-		HostMemory:        p.RSS(),
-		HostMemoryPercent: p.MemoryPercent(),
-		CreateTime:        p.CreateTime(),
-		RunningTime:       p.RunningTime(),
-	}
-	s.Command = Map(s.Cmdline, CommandJoin)
-	s.RunningTimeSeconds = Map(s.RunningTime, time.Duration.Seconds)
-	if s.Name.IsNA() {
-		s.HostReason = s.Name.Reason()
-		if err := s.Name.Err(); err != nil {
-			s.HostError = err.Error()
-		} else {
-			s.HostError = s.HostReason.String()
-		}
-	}
-	return s
-}
-
 type snapshotOptions struct {
 	fields  Fields
 	devices []*Device
@@ -274,7 +179,9 @@ func WithDevices(devs ...*Device) SnapshotOption {
 // come from one batched field-value call. Every dynamic value asked for is
 // read fresh (the per-metric cache is bypassed, then refreshed).
 //
-// Devices are read in parallel. A GPU that cannot be read (lost, say) does
+// Devices are read one after the other, as nvidia-smi and nvitop read them:
+// a goroutine per device costs more CPU than its calls take on a fast
+// driver. A GPU that cannot be read (lost, say) does
 // not fail the snapshot: its DeviceSnapshot has Err set and N/A metrics. The
 // error is non-nil only when NVML itself is unusable or ctx is done.
 func (l *Library) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapshot, error) {
@@ -296,11 +203,8 @@ func (l *Library) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapsh
 	snap.DriverVersion, snap.CUDADriverVersion, snap.NVMLVersion = l.versions()
 
 	hosts := newHostMemo()
-	var wg sync.WaitGroup
 	for i, d := range devs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		func() {
 			if ctx.Err() != nil {
 				snap.Devices[i] = DeviceSnapshot{Index: d.index, Timestamp: time.Now()}
 				snap.Devices[i].setErr(ctx.Err())
@@ -311,24 +215,8 @@ func (l *Library) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapsh
 			snap.Devices[i] = s
 		}()
 	}
-	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
-	}
-	if o.devices == nil && o.fields&FieldProcesses != 0 {
-		// Every device was read: forget host processes no GPU lists any more.
-		alive := map[int]struct{}{}
-		for _, d := range snap.Devices {
-			for _, p := range d.Processes {
-				alive[p.PID] = struct{}{}
-			}
-			for _, m := range d.MIGDevices {
-				for _, p := range m.Processes {
-					alive[p.PID] = struct{}{}
-				}
-			}
-		}
-		l.hosts.prune(alive)
 	}
 	return snap, nil
 }

@@ -1,0 +1,274 @@
+package nvgo
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+)
+
+// Snapshot reads the host process's figures now: one read of
+// /proc/<pid>/stat for its state, CPU and memory, and the facts that
+// cannot change while it lives (name, owner, command line) as first read.
+// The command line is read at the first Snapshot (or Cmdline) only: a
+// program that rewrites it later (setproctitle) shows its first one here,
+// its current one in Cmdline. CPUPercent is the delta since the previous
+// reading of p.
+func (p *HostProcess) Snapshot() HostProcessSnapshot {
+	return p.snapshot(procStat{}, false, time.Now())
+}
+
+// snapshot is Snapshot from a stat of the process read (and verified) at
+// now when fresh is true, else from a stat it reads.
+func (p *HostProcess) snapshot(st procStat, fresh bool, now time.Time) HostProcessSnapshot {
+	var err error
+	if !fresh {
+		st, err = p.check()
+	}
+	if err != nil {
+		return goneSnapshot(err)
+	}
+	s := HostProcessSnapshot{IsRunning: true, CreateTime: p.createTime}
+	s.RunningTime = Map(s.CreateTime, runningSince)
+	s.RunningTimeSeconds = Map(s.RunningTime, time.Duration.Seconds)
+	s.Status = Some(st.status())
+	s.CPUPercent = Some(p.cpuPercent(st, now))
+	s.HostMemory = p.rss(st)
+	s.HostMemoryPercent = memoryPercent(s.HostMemory)
+	// Facts read once: from what the first reading cached, else read now
+	// (with their own identity check).
+	p.mu.Lock()
+	name, user, args := p.name, p.username, p.cmdline
+	p.mu.Unlock()
+	if s.Name = Some(name); name == "" {
+		s.Name = p.Name()
+	}
+	if s.Username = Some(user); user == "" {
+		s.Username = p.Username()
+	}
+	switch {
+	case st.isZombie():
+		s.Cmdline = NA[[]string](Zombie, p.zombieErr())
+	case args == nil:
+		s.Cmdline = p.Cmdline()
+	default:
+		s.Cmdline = Some(args)
+	}
+	s.Command = Map(s.Cmdline, CommandJoin)
+	if s.Name.IsNA() {
+		s.setHostErr(s.Name.Reason(), s.Name.Err())
+	}
+	return s
+}
+
+// goneSnapshot is the snapshot of a process that cannot be read: every
+// field N/A because of err.
+func goneSnapshot(err error) HostProcessSnapshot {
+	r := ReasonOf(err)
+	s := HostProcessSnapshot{
+		Name: NA[string](r, err), Username: NA[string](r, err), Command: NA[string](r, err),
+		Cmdline: NA[[]string](r, err), Status: NA[string](r, err), CPUPercent: NA[Percent](r, err),
+		HostMemory: NA[Bytes](r, err), HostMemoryPercent: NA[Percent](r, err),
+		CreateTime: NA[time.Time](r, err), RunningTime: NA[time.Duration](r, err),
+		RunningTimeSeconds: NA[float64](r, err),
+	}
+	s.setHostErr(r, err)
+	return s
+}
+
+func (s *HostProcessSnapshot) setHostErr(r Reason, err error) {
+	s.HostReason = r
+	if err != nil {
+		s.HostError = err.Error()
+	} else {
+		s.HostError = r.String()
+	}
+}
+
+// hostProcessTable hands out one HostProcess per live process, so that
+// callers that list processes over and over (GPU processes, the
+// accumulator) keep the same object, and with it the facts read once and
+// the CPU-percent intervals, while the process lives. Each lister (a
+// Device, an accumulator's GPU) claims the PIDs it lists and releases
+// those it no longer lists; a process no lister holds is forgotten, so the
+// table is as small as the process lists. It is safe for concurrent use.
+type hostProcessTable struct {
+	mu    sync.Mutex
+	byPID map[int32]*hostEntry
+}
+
+// hostEntry is a process of the table and the listers that list it.
+type hostEntry struct {
+	p       *HostProcess
+	listers []any
+}
+
+func newHostProcessTable() *hostProcessTable {
+	return &hostProcessTable{byPID: make(map[int32]*hostEntry)}
+}
+
+// lookup returns the HostProcess for a PID that NVML reported, claimed by
+// lister (nil: claimed by nobody, kept until the next prune). It is the
+// object returned before for the same process, a new one when the PID now
+// holds another process, and one whose every field is N/A with reason
+// ProcessGone when no process holds the PID, or OtherPIDNamespace when we
+// do not share the host's PID namespace (the PID would name an unrelated
+// process here). With a live process it returns the stat it just read and
+// verified (fresh), so that a snapshot need not read it again.
+func (t *hostProcessTable) lookup(pid int, lister any) (p *HostProcess, st procStat, fresh bool) {
+	if pid <= 0 || pid > math.MaxInt32 {
+		return newUnreadableHostProcess(int32(min(max(pid, 0), math.MaxInt32)), ProcessGone, fmt.Errorf("pid %d: %w", pid, ErrProcessGone)), st, false
+	}
+	id := int32(pid)
+	if !inHostPIDNamespace() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if e := t.byPID[id]; e != nil && e.p.unreadable == OtherPIDNamespace {
+			e.claim(lister)
+			return e.p, st, false
+		}
+		p = newUnreadableHostProcess(id, OtherPIDNamespace, fmt.Errorf("pid %d: %w", pid, ErrOtherPIDNamespace))
+		t.put(id, p, lister)
+		return p, st, false
+	}
+	var buf [statBufSize]byte
+	b, err := readProcFile(buf[:], id, "stat")
+	if err == nil {
+		st, err = parseProcStat(b)
+	}
+	t.mu.Lock()
+	old := t.byPID[id]
+	switch {
+	case err == nil && old != nil && old.p.unreadable == Available && !old.p.gone.Load() && old.p.startTicks == st.startTicks:
+		old.claim(lister)
+		t.mu.Unlock()
+		return old.p, st, true
+	case err == nil:
+		t.mu.Unlock()
+		// The name cannot change while the process lives: take it from
+		// this read (reading the command line only for a name the kernel
+		// cut), outside the lock.
+		name := nameFromComm(id, statComm(b))
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if e := t.byPID[id]; e != nil && e.p.unreadable == Available && !e.p.gone.Load() && e.p.startTicks == st.startTicks {
+			e.claim(lister) // another lookup of the same process was first
+			return e.p, st, true
+		}
+		p = newHostProcessFromStat(id, st)
+		p.name = name
+		t.put(id, p, lister)
+		return p, st, true
+	case isNoSuchProcess(err):
+		defer t.mu.Unlock()
+		if old != nil && old.p.unreadable == ProcessGone {
+			old.claim(lister)
+			return old.p, procStat{}, false
+		}
+		p = newUnreadableHostProcess(id, ProcessGone, fmt.Errorf("pid %d: %w", pid, ErrProcessGone))
+		t.put(id, p, lister)
+		return p, procStat{}, false
+	default:
+		t.mu.Unlock()
+		// Perhaps passing (e.g. out of file descriptors): do not remember it.
+		err = fmt.Errorf("pid %d: %w", pid, err)
+		return newUnreadableHostProcess(id, ReasonOf(err), err), procStat{}, false
+	}
+}
+
+// put stores p for id, claimed by lister; t.mu is held.
+func (t *hostProcessTable) put(id int32, p *HostProcess, lister any) {
+	e := &hostEntry{p: p}
+	if old := t.byPID[id]; old != nil {
+		e.listers = old.listers // the PID is listed by them still
+	}
+	e.claim(lister)
+	t.byPID[id] = e
+}
+
+func (e *hostEntry) claim(lister any) {
+	if lister == nil {
+		return
+	}
+	for _, l := range e.listers {
+		if l == lister {
+			return
+		}
+	}
+	e.listers = append(e.listers, lister)
+}
+
+// release says that lister no longer lists the processes pids: those no
+// other lister lists are forgotten.
+func (t *hostProcessTable) release(lister any, pids []int32) {
+	if len(pids) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, pid := range pids {
+		e := t.byPID[pid]
+		if e == nil {
+			continue
+		}
+		for i, l := range e.listers {
+			if l == lister {
+				e.listers = append(e.listers[:i], e.listers[i+1:]...)
+				break
+			}
+		}
+		if len(e.listers) == 0 {
+			delete(t.byPID, pid)
+		}
+	}
+}
+
+// prune forgets the processes whose PIDs are not in alive (the PIDs the
+// driver still reports).
+func (t *hostProcessTable) prune(alive map[int]struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for pid := range t.byPID {
+		if _, ok := alive[int(pid)]; !ok {
+			delete(t.byPID, pid)
+		}
+	}
+}
+
+// len returns how many processes the table holds.
+func (t *hostProcessTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byPID)
+}
+
+// hostMemo shares one reading of each host process across the devices of one
+// snapshot (a process on several GPUs is read once; its CPU percent delta is
+// taken once).
+type hostMemo struct {
+	mu  sync.Mutex
+	now time.Time
+	m   map[*HostProcess]*hostMemoEntry
+}
+
+type hostMemoEntry struct {
+	once sync.Once
+	snap HostProcessSnapshot
+}
+
+func newHostMemo() *hostMemo {
+	return &hostMemo{now: time.Now(), m: map[*HostProcess]*hostMemoEntry{}}
+}
+
+// get returns p's snapshot, taken from st when fresh (read at lookup).
+func (m *hostMemo) get(p *HostProcess, st procStat, fresh bool) HostProcessSnapshot {
+	m.mu.Lock()
+	e := m.m[p]
+	if e == nil {
+		e = &hostMemoEntry{}
+		m.m[p] = e
+	}
+	m.mu.Unlock()
+	e.once.Do(func() { e.snap = p.snapshot(st, fresh, m.now) })
+	return e.snap
+}
