@@ -275,6 +275,7 @@ type gpuAccum struct {
 	seen                 map[uint32]*seenProcess
 	util                 map[uint32]procUtil
 	acctOff              Value[ProcessAccounting] // why accounting is N/A this tick
+	list                 []listedProcess          // the buffer of the last listing
 	vgpu                 vgpuAccum
 }
 
@@ -444,36 +445,25 @@ type procUtil struct{ sm, mem meanAcc }
 // processes merges the GPU's process lists into the counters and returns
 // those that left.
 func (g *gpuAccum) processes(h nvmlx.Device, now time.Time, first bool) []ProcessCounters {
-	compute, errC := h.ComputeProcesses()
-	graphics, errG := h.GraphicsProcesses()
-	if errC != nil && errG != nil {
+	r := &reader{d: g.d, h: h}
+	list, err := listProcesses(r, g.d.lib.hosts, g.list)
+	if err != nil {
 		// The lists cannot be read: nobody is known to have left.
 		return nil
 	}
+	g.list = list
 	if g.seen == nil {
 		g.seen = map[uint32]*seenProcess{}
 	}
 	clear(g.seen)
-	merge := func(list []nvmlx.ProcessInfo, t ProcessType) {
-		for _, pi := range list {
-			s := g.seen[pi.PID]
-			if s == nil {
-				s = &seenProcess{}
-				g.seen[pi.PID] = s
-			}
-			s.typ |= t
-			// A C+G process's memory is in its compute entry.
-			if t == ProcessCompute || !s.has {
-				s.mem, s.has = pi.UsedMemory, true
-			}
-		}
+	for _, e := range list {
+		g.seen[e.pid] = &seenProcess{typ: e.typ, mem: e.mem, has: true}
 	}
-	merge(compute, ProcessCompute)
-	merge(graphics, ProcessGraphics)
 
 	acct := g.accounting()
 	var exited []ProcessCounters
 	changed := false
+	var left []int32
 	for pid, p := range g.procs {
 		if _, ok := g.seen[pid]; !ok {
 			p.Exited = true
@@ -482,9 +472,11 @@ func (g *gpuAccum) processes(h nvmlx.Device, now time.Time, first bool) []Proces
 			}
 			exited = append(exited, *p)
 			delete(g.procs, pid)
+			left = append(left, int32(pid))
 			changed = true
 		}
 	}
+	g.d.lib.hosts.release(g, left)
 	slices.SortFunc(exited, func(a, b ProcessCounters) int { return a.PID - b.PID })
 
 	util, utilErr := g.processUtilization(h, len(g.seen) > 0, first)
@@ -552,23 +544,13 @@ func (g *gpuAccum) processAccounting(p *ProcessCounters) Value[ProcessAccounting
 	return v
 }
 
-// newProcess starts the counters of a process first seen now, reading its
-// host identity once. It uses no shared table, so nothing grows with the
-// processes that come and go.
+// newProcess starts the counters of a process first seen now, with its
+// host identity from the library's host table (which the accumulator
+// releases when the process leaves, so nothing grows with the processes
+// that come and go).
 func (g *gpuAccum) newProcess(pid uint32, now time.Time) *ProcessCounters {
 	p := &ProcessCounters{ProcessKey: ProcessKey{PID: int(pid), Since: now}}
-	var host *HostProcess
-	err := error(nil)
-	if !inHostPIDNamespace() {
-		err = fmt.Errorf("pid %d: %w", pid, ErrOtherPIDNamespace)
-	} else {
-		host, err = NewHostProcess(int(pid))
-	}
-	if err != nil {
-		r := ReasonOf(err)
-		p.Name, p.User, p.CreateTime = NA[string](r, err), NA[string](r, err), NA[time.Time](r, err)
-		return p
-	}
+	host, _, _ := g.d.lib.hosts.lookup(int(pid), g)
 	p.Name, p.User, p.CreateTime = host.Name(), host.Username(), host.CreateTime()
 	return p
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
@@ -158,6 +159,13 @@ func TestProcessCUDAEnv(t *testing.T) {
 	cmd.Env = append(os.Environ(), "CUDA_VISIBLE_DEVICES=GPU-abc,1", "CUDA_DEVICE_ORDER=PCI_BUS_ID")
 	must(t, cmd.Start())
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	// Start returns once execve is past its point of no return; the kernel
+	// fills in the new environment a moment later.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid)); err != nil || len(b) > 0 {
+			break
+		}
+	}
 	env, err := nvgo.ProcessCUDAEnv(cmd.Process.Pid)
 	must(t, err)
 	if env != (nvgo.CUDAEnv{Visible: "GPU-abc,1", VisibleSet: true, Order: nvgo.OrderPCIBusID}) {

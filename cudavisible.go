@@ -82,20 +82,28 @@ func CUDAEnvOf(environ []string) CUDAEnv {
 }
 
 // ProcessCUDAEnv reads the variables from another process's initial
-// environment (/proc/<pid>/environ). Values the program changed after it
-// started (os.environ in Python before importing torch, say) do not show
-// there. Reading another user's process needs privileges (ErrNoPermission).
+// environment (/proc/<pid>/environ, under $HOST_PROC when set). Values the
+// program changed after it started (os.environ in Python before importing
+// torch, say) do not show there. Reading another user's process needs
+// privileges (ErrNoPermission); a PID no process holds, or one that changed
+// hands while it was read, gives ErrProcessGone.
 func ProcessCUDAEnv(pid int) (CUDAEnv, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return CUDAEnv{}, fmt.Errorf("nvgo: environment of pid %d: %w", pid, ErrProcessGone)
-	case errors.Is(err, os.ErrPermission):
-		return CUDAEnv{}, fmt.Errorf("nvgo: environment of pid %d: %w", pid, ErrNoPermission)
-	case err != nil:
-		return CUDAEnv{}, fmt.Errorf("nvgo: environment of pid %d: %w", pid, err)
+	p, err := NewHostProcess(pid)
+	if err != nil {
+		return CUDAEnv{}, fmt.Errorf("nvgo: environment of %w", err)
 	}
-	return CUDAEnvOf(strings.Split(string(b), "\x00")), nil
+	return p.CUDAEnv()
+}
+
+// CUDAEnv reads CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER from the
+// process's initial environment, as ProcessCUDAEnv does, after checking
+// that the PID still holds this process.
+func (p *HostProcess) CUDAEnv() (CUDAEnv, error) {
+	env := p.Environ()
+	if e, ok := env.Get(); ok {
+		return CUDAEnvOf(e), nil
+	}
+	return CUDAEnv{}, fmt.Errorf("nvgo: environment of pid %d: %w", p.pid, env.Err())
 }
 
 // String renders the env as shell assignments, "unset" for an unset variable.

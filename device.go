@@ -50,6 +50,9 @@ type Device struct {
 	// devices and vGPU instances), which the per-metric methods use while
 	// it is younger than the cache TTL.
 	latest atomic.Pointer[DeviceSnapshot]
+	// metricsRead is set once a per-metric method was called: only then
+	// do snapshots keep their reading for them.
+	metricsRead atomic.Bool
 
 	procs processState
 
@@ -228,8 +231,8 @@ func (d *Device) NVLinkLinkCount() Value[int] {
 		return NA[int](NotSupported, errNotOnMIG)
 	}
 	return static(d, &d.nvlinkCount, func(h nvmlx.Device) (int, error) {
-		r, err := h.FieldValues([]nvmlx.FieldRequest{{ID: nvmlx.FieldNVLinkLinkCount}})
-		if err != nil {
+		r := make([]nvmlx.FieldResult, 1)
+		if err := h.FieldValues([]nvmlx.FieldRequest{{ID: nvmlx.FieldNVLinkLinkCount}}, r); err != nil {
 			return 0, err
 		}
 		if r[0].Err != nil {
@@ -247,6 +250,7 @@ func (d *Device) cached(f Fields) *DeviceSnapshot {
 		s := d.read(f, nil)
 		return &s
 	}
+	d.metricsRead.Store(true)
 	if l := d.latest.Load(); l != nil && l.Fields&f == f && time.Since(l.Timestamp) < d.lib.cacheTTL {
 		return l
 	}
@@ -384,7 +388,7 @@ func (d *Device) Snapshot(f Fields) DeviceSnapshot {
 
 // remember keeps a snapshot's reading for the per-metric methods.
 func (d *Device) remember(f Fields, s DeviceSnapshot) {
-	if d.cache == nil || f&^(FieldProcesses|FieldMIGDevices|FieldVgpuInstances) == 0 {
+	if d.cache == nil || !d.metricsRead.Load() || f&^(FieldProcesses|FieldMIGDevices|FieldVgpuInstances) == 0 {
 		return
 	}
 	c := s
@@ -419,6 +423,7 @@ const (
 	opECC
 	opMIGMode
 	opFieldValues
+	opMPS
 	opVgpu
 	numOps
 )
@@ -427,22 +432,22 @@ const (
 // NOT_SUPPORTED (and a function missing from the driver) is a permanent
 // property of a GPU and driver, so a snapshot does not pay for it again.
 type capabilities struct {
+	unsupported [numOps]atomic.Pointer[error]
 	mu          sync.Mutex
-	unsupported [numOps]error
 	fields      map[uint32]error // field IDs the driver does not answer
 }
 
 func (c *capabilities) known(o op) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.unsupported[o]
+	if e := c.unsupported[o].Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 func (c *capabilities) note(o op, err error) {
 	if err != nil && errors.Is(err, ErrNotSupported) {
-		c.mu.Lock()
-		c.unsupported[o] = err
-		c.mu.Unlock()
+		e := err // a copy, so that err itself does not move to the heap
+		c.unsupported[o].Store(&e)
 	}
 }
 
@@ -481,9 +486,20 @@ func try[T any](d *Device, o op, f func() (T, error)) (T, error) {
 // reader carries one pass over one device: after the GPU is found lost, no
 // further NVML call is made in this pass.
 type reader struct {
-	d    *Device
-	h    nvmlx.Device
-	lost error
+	d     *Device
+	h     nvmlx.Device
+	lost  error
+	batch fieldBatch // the pass's batched field values
+}
+
+// readers are the readers of passes: one holds a pass's field values.
+var readers = sync.Pool{New: func() any { return new(reader) }}
+
+// release gives a pooled reader back.
+func (r *reader) release() {
+	r.d, r.h, r.lost = nil, nil, nil
+	r.batch.n, r.batch.ok = 0, false
+	readers.Put(r)
 }
 
 func (r *reader) check(err error) error {
@@ -511,7 +527,15 @@ func onoff(v bool) OnOff   { return OnOff(v) }
 // cannot be read is N/A with its reason, and s.Err says why the device as a
 // whole could not be read (e.g. ErrGPULost).
 func (d *Device) read(f Fields, hosts *hostMemo) DeviceSnapshot {
-	s := DeviceSnapshot{Timestamp: time.Now(), Index: d.index, Fields: f}
+	var s DeviceSnapshot
+	d.readInto(&s, f, hosts)
+	return s
+}
+
+// readInto is read into *dst (of a Snapshot, say), which it overwrites.
+func (d *Device) readInto(dst *DeviceSnapshot, f Fields, hosts *hostMemo) {
+	*dst = DeviceSnapshot{Timestamp: time.Now(), Index: d.index, Fields: f}
+	s := dst
 	s.UUID = d.UUID().Or("")
 	s.Name = d.Name()
 	s.BusID = d.BusID()
@@ -520,7 +544,7 @@ func (d *Device) read(f Fields, hosts *hostMemo) DeviceSnapshot {
 	s.CUDAComputeCapability = d.CUDAComputeCapability()
 
 	if d.mig != nil {
-		d.mig.describe(&s)
+		d.mig.describe(s)
 		// What NVML keeps only per GPU is N/A here, without asking.
 		s.fillNA(f&^migFields, errNotOnMIG)
 		f &= migFields
@@ -530,12 +554,14 @@ func (d *Device) read(f Fields, hosts *hostMemo) DeviceSnapshot {
 	if err != nil {
 		s.setErr(err)
 		s.fillNA(f, err)
-		return s
+		return
 	}
-	r := &reader{d: d, h: h}
-	r.readMetrics(&s, f)
+	r := readers.Get().(*reader)
+	defer r.release()
+	r.d, r.h = d, h
+	r.readMetrics(s, f)
 	if f&FieldMIGDevices != 0 && d.mig == nil {
-		d.readMIG(r, &s, hosts)
+		d.readMIG(r, s, hosts)
 	}
 	if f&FieldProcesses != 0 && s.MIGDevices == nil {
 		if r.lost != nil {
@@ -548,12 +574,11 @@ func (d *Device) read(f Fields, hosts *hostMemo) DeviceSnapshot {
 		}
 	}
 	if f&FieldVgpuInstances != 0 && d.mig == nil {
-		d.readVgpus(r, &s)
+		d.readVgpus(r, s)
 	}
 	if r.lost != nil {
 		s.setErr(r.lost)
 	}
-	return s
 }
 
 func (r *reader) memory(s *DeviceSnapshot) {

@@ -282,7 +282,8 @@ func (p *HostProcess) Name() Value[string] {
 // and when it is cut to the kernel's 15 bytes, takes the whole one from the
 // first argument of the command line, as psutil does.
 func (p *HostProcess) readName() (string, error) {
-	var buf [statBufSize]byte
+	buf := statBufs.Get().(*[statBufSize]byte)
+	defer statBufs.Put(buf)
 	b, err := readProcFile(buf[:], p.pid, "stat")
 	if err != nil {
 		return "", err

@@ -131,7 +131,8 @@ func (t *hostProcessTable) lookup(pid int, lister any) (p *HostProcess, st procS
 		t.put(id, p, lister)
 		return p, st, false
 	}
-	var buf [statBufSize]byte
+	buf := statBufs.Get().(*[statBufSize]byte)
+	defer statBufs.Put(buf)
 	b, err := readProcFile(buf[:], id, "stat")
 	if err == nil {
 		st, err = parseProcStat(b)
@@ -233,6 +234,24 @@ func (t *hostProcessTable) prune(alive map[int]struct{}) {
 			delete(t.byPID, pid)
 		}
 	}
+}
+
+// knownName returns the name of the process the table holds for pid, and
+// whether it is known: not for a PID the table has not seen, nor for one
+// in another PID namespace; a PID no process holds is known to have none.
+func (t *hostProcessTable) knownName(pid int32) (string, bool) {
+	t.mu.Lock()
+	e := t.byPID[pid]
+	t.mu.Unlock()
+	switch {
+	case e == nil || e.p.unreadable == OtherPIDNamespace:
+		return "", false
+	case e.p.unreadable != Available:
+		return "", true
+	}
+	e.p.mu.Lock()
+	defer e.p.mu.Unlock()
+	return e.p.name, e.p.name != ""
 }
 
 // len returns how many processes the table holds.

@@ -228,12 +228,12 @@ var migFields = func() Fields {
 
 // readMetrics reads the table's metrics of the groups f.
 func (r *reader) readMetrics(s *DeviceSnapshot, f Fields) {
-	var b fieldBatch
+	b := &r.batch
 	b.ask(r, f)
 	for i := range metricTable {
 		m := &metricTable[i]
 		if m.group&f != 0 {
-			m.read(r, s, &b)
+			m.read(r, s, b)
 		}
 	}
 }
@@ -299,16 +299,15 @@ func (b *fieldBatch) ask(r *reader, f Fields) {
 	if b.n == 0 {
 		return
 	}
-	res, err := r.h.FieldValues(b.reqs[:b.n])
+	err := r.h.FieldValues(b.reqs[:b.n], b.got[:b.n])
 	d.caps.note(opFieldValues, err)
 	r.check(err)
 	if err != nil {
 		return
 	}
 	b.ok = true
-	for i := 0; i < b.n && i < len(res); i++ {
-		b.got[i] = res[i]
-		d.caps.noteField(b.reqs[i].ID, res[i].Err)
+	for i := 0; i < b.n; i++ {
+		d.caps.noteField(b.reqs[i].ID, b.got[i].Err)
 	}
 }
 

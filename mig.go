@@ -258,7 +258,7 @@ func (d *Device) readMIG(r *reader, s *DeviceSnapshot, hosts *hostMemo) {
 	}
 	s.MIGDevices = make([]DeviceSnapshot, len(migs))
 	for i, m := range migs {
-		s.MIGDevices[i] = m.Device.read(s.Fields, hosts)
+		m.Device.readInto(&s.MIGDevices[i], s.Fields, hosts)
 	}
 }
 

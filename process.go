@@ -2,7 +2,6 @@ package nvgo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"syscall"
@@ -179,6 +178,7 @@ type processState struct {
 	cursor      uint64
 	cursorMoved time.Time
 	samples     map[uint32]nvmlx.ProcessSample
+	list        []listedProcess // the buffer of the last listing
 }
 
 func (s *processState) init() {
@@ -195,12 +195,6 @@ const sampleWindow = uint64(time.Second / time.Microsecond)
 // process counts as idle.
 const staleAfter = 2 * time.Second
 
-type procEntry struct {
-	typ         ProcessType
-	mem         Value[Bytes]
-	computeSeen bool
-	gi, ci      Value[int]
-}
 
 func instanceID(v uint32) Value[int] {
 	if v == nvmlx.NoInstance {
@@ -220,52 +214,20 @@ func processMemory(v uint64) Value[Bytes] {
 // reads per-process utilization from the cursor and updates the live objects.
 func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProcess, error) {
 	h := r.h
-	compute, errC := h.ComputeProcesses()
-	r.check(errC)
-	var graphics []nvmlx.ProcessInfo
-	errG := r.lost
-	if r.lost == nil {
-		graphics, errG = h.GraphicsProcesses()
-		r.check(errG)
-	}
-	if errC != nil && errG != nil {
-		return nil, errors.Join(errC, errG)
-	}
-
-	entries := map[int]*procEntry{}
-	var order []int
-	merge := func(list []nvmlx.ProcessInfo, t ProcessType) {
-		for _, pi := range list {
-			pid := int(pi.PID)
-			e := entries[pid]
-			if e == nil {
-				e = &procEntry{}
-				entries[pid] = e
-				order = append(order, pid)
-			}
-			e.typ |= t
-			// Memory of a C+G process comes from its compute entry.
-			if t == ProcessCompute || !e.computeSeen {
-				e.mem = processMemory(pi.UsedMemory)
-				e.gi, e.ci = instanceID(pi.GPUInstanceID), instanceID(pi.ComputeInstanceID)
-			}
-			if t == ProcessCompute {
-				e.computeSeen = true
-			}
-		}
-	}
-	merge(compute, ProcessCompute)
-	merge(graphics, ProcessGraphics)
-
 	st := &d.procs
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	list, err := listProcesses(r, d.lib.hosts, st.list)
+	if err != nil {
+		return nil, err
+	}
+	st.list = list
 
 	utilErr := error(nil)
 	if d.mig != nil {
 		// NVML keeps no per-process samples on MIG: unknown, not 0%.
 		utilErr = errNotOnMIG
-	} else if len(entries) > 0 && r.lost == nil {
+	} else if len(list) > 0 && r.lost == nil {
 		samples, err := h.ProcessUtilization(st.cursor)
 		r.check(err)
 		utilErr = err
@@ -284,10 +246,10 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 	stale := time.Since(st.cursorMoved) > staleAfter
 
 	now := time.Now()
-	live := make(map[int]*GpuProcess, len(entries))
-	out := make([]*GpuProcess, 0, len(order))
-	for _, pid := range order {
-		e := entries[pid]
+	live := make(map[int]*GpuProcess, len(list))
+	out := make([]*GpuProcess, 0, len(list))
+	for _, e := range list {
+		pid := int(e.pid)
 		host, hostStat, hostFresh := d.lib.hosts.lookup(pid, d)
 		p := st.procs[pid]
 		if p == nil || p.host != host {
@@ -304,7 +266,8 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 			return Some(Percent(get(s)))
 		}
 		p.mu.Lock()
-		p.typ, p.gpuMemory, p.memTotal, p.gi, p.ci = e.typ, e.mem, memTotal, e.gi, e.ci
+		p.typ, p.gpuMemory, p.memTotal = e.typ, processMemory(e.mem), memTotal
+		p.gi, p.ci = instanceID(e.gi), instanceID(e.ci)
 		p.sm = util(func(s nvmlx.ProcessSample) uint32 { return s.SM })
 		p.mem = util(func(s nvmlx.ProcessSample) uint32 { return s.Memory })
 		p.enc = util(func(s nvmlx.ProcessSample) uint32 { return s.Enc })

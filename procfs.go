@@ -71,9 +71,14 @@ func (s procStat) status() string {
 	return "unknown (" + string(s.state) + ")"
 }
 
+// statBufs are buffers for /proc/<pid>/stat: a buffer handed to the read
+// system call would move to the heap at every read.
+var statBufs = sync.Pool{New: func() any { return new([statBufSize]byte) }}
+
 // readProcStat reads /proc/<pid>/stat.
 func readProcStat(pid int32) (procStat, error) {
-	var buf [statBufSize]byte
+	buf := statBufs.Get().(*[statBufSize]byte)
+	defer statBufs.Put(buf)
 	b, err := readProcFile(buf[:], pid, "stat")
 	if err != nil {
 		return procStat{}, err

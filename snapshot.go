@@ -210,9 +210,8 @@ func (l *Library) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapsh
 				snap.Devices[i].setErr(ctx.Err())
 				return
 			}
-			s := d.read(o.fields, hosts)
-			d.remember(o.fields, s)
-			snap.Devices[i] = s
+			d.readInto(&snap.Devices[i], o.fields, hosts)
+			d.remember(o.fields, snap.Devices[i])
 		}()
 	}
 	if err := ctx.Err(); err != nil {

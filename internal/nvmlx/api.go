@@ -162,11 +162,14 @@ type Device interface {
 	ComputeMode() (int, error)
 	VolatileUncorrectedECC() (uint64, error)
 	MIGMode() (current, pending int, err error)
-	// FieldValues reads many values in one call; per-value failures are in
-	// each FieldResult, and the error is for the call as a whole.
-	FieldValues(reqs []FieldRequest) ([]FieldResult, error)
+	// FieldValues reads many values in one call into out (as long as reqs);
+	// per-value failures are in each FieldResult, and the error is for the
+	// call as a whole.
+	FieldValues(reqs []FieldRequest, out []FieldResult) error
 	ComputeProcesses() ([]ProcessInfo, error)
 	GraphicsProcesses() ([]ProcessInfo, error)
+	// MPSProcesses lists the clients of an MPS server on the device.
+	MPSProcesses() ([]ProcessInfo, error)
 	// ProcessUtilization returns the samples newer than lastSeen (µs). No
 	// newer sample is not an error: it returns an empty slice.
 	ProcessUtilization(lastSeen uint64) ([]ProcessSample, error)

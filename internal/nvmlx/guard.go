@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
@@ -17,46 +18,15 @@ import (
 // versioned lists symbols that go-nvml binds to the newest of several
 // versions at load time; the function exists if any version does.
 var versioned = map[string][]string{
-	"nvmlDeviceGetComputeRunningProcesses":  {"nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses_v3"},
-	"nvmlDeviceGetGraphicsRunningProcesses": {"nvmlDeviceGetGraphicsRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses_v2", "nvmlDeviceGetGraphicsRunningProcesses_v3"},
-	"nvmlDeviceGetCount":                    {"nvmlDeviceGetCount", "nvmlDeviceGetCount_v2"},
-	"nvmlDeviceGetHandleByIndex":            {"nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByIndex_v2"},
-	"nvmlDeviceGetHandleByPciBusId":         {"nvmlDeviceGetHandleByPciBusId", "nvmlDeviceGetHandleByPciBusId_v2"},
-	"nvmlDeviceGetPciInfo":                  {"nvmlDeviceGetPciInfo", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo_v3"},
-	"nvmlDeviceGetAttributes":               {"nvmlDeviceGetAttributes", "nvmlDeviceGetAttributes_v2"},
-	"nvmlVgpuInstanceGetLicenseInfo":        {"nvmlVgpuInstanceGetLicenseInfo_v2", "nvmlVgpuInstanceGetLicenseInfo"},
-}
-
-// symbols is every NVML function this package may call (besides Init and
-// Shutdown); each is probed once after Init.
-var symbols = []string{
-	"nvmlSystemGetDriverVersion", "nvmlSystemGetNVMLVersion", "nvmlSystemGetCudaDriverVersion",
-	"nvmlDeviceGetCount", "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByUUID", "nvmlDeviceGetHandleByPciBusId",
-	"nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetPciInfo", "nvmlDeviceGetSerial",
-	"nvmlDeviceGetMinorNumber", "nvmlDeviceGetIndex", "nvmlDeviceGetCudaComputeCapability",
-	"nvmlDeviceGetMemoryInfo", "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetBAR1MemoryInfo",
-	"nvmlDeviceGetUtilizationRates", "nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization",
-	"nvmlDeviceGetClockInfo", "nvmlDeviceGetMaxClockInfo", "nvmlDeviceGetFanSpeed", "nvmlDeviceGetTemperature",
-	"nvmlDeviceGetPowerUsage", "nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetPcieThroughput",
-	"nvmlDeviceGetDisplayActive", "nvmlDeviceGetDisplayMode", "nvmlDeviceGetPersistenceMode",
-	"nvmlDeviceGetPerformanceState", "nvmlDeviceGetComputeMode", "nvmlDeviceGetTotalEccErrors",
-	"nvmlDeviceGetMigMode", "nvmlDeviceGetFieldValues",
-	"nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses",
-	"nvmlDeviceGetProcessUtilization",
-	"nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlDeviceIsMigDeviceHandle",
-	"nvmlDeviceGetDeviceHandleFromMigDeviceHandle", "nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId",
-	"nvmlDeviceGetAttributes", "nvmlDeviceGetSamples",
-	"nvmlDeviceGetAccountingMode", "nvmlDeviceSetAccountingMode", "nvmlDeviceGetAccountingPids",
-	"nvmlDeviceGetAccountingStats", "nvmlDeviceGetAccountingBufferSize",
-	"nvmlDeviceGetVirtualizationMode", "nvmlDeviceGetActiveVgpus",
-	"nvmlDeviceGetVgpuUtilization", "nvmlDeviceGetVgpuProcessUtilization",
-	"nvmlVgpuInstanceGetUUID", "nvmlVgpuInstanceGetVmID", "nvmlVgpuInstanceGetVmDriverVersion",
-	"nvmlVgpuInstanceGetType", "nvmlVgpuTypeGetName", "nvmlVgpuTypeGetClass", "nvmlVgpuTypeGetFramebufferSize",
-	"nvmlVgpuInstanceGetFbUsage", "nvmlVgpuInstanceGetFrameRateLimit", "nvmlVgpuInstanceGetEncoderCapacity",
-	"nvmlVgpuInstanceGetEccMode", "nvmlVgpuInstanceGetGpuInstanceId", "nvmlVgpuInstanceGetPlacementId",
-	"nvmlVgpuInstanceGetLicenseInfo",
-	"nvmlVgpuInstanceGetAccountingMode", "nvmlVgpuInstanceGetAccountingPids",
-	"nvmlVgpuInstanceGetAccountingStats", "nvmlVgpuInstanceClearAccountingPids",
+	"nvmlDeviceGetComputeRunningProcesses":    {"nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses_v3"},
+	"nvmlDeviceGetGraphicsRunningProcesses":   {"nvmlDeviceGetGraphicsRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses_v2", "nvmlDeviceGetGraphicsRunningProcesses_v3"},
+	"nvmlDeviceGetMPSComputeRunningProcesses": {"nvmlDeviceGetMPSComputeRunningProcesses", "nvmlDeviceGetMPSComputeRunningProcesses_v2", "nvmlDeviceGetMPSComputeRunningProcesses_v3"},
+	"nvmlDeviceGetCount":                      {"nvmlDeviceGetCount", "nvmlDeviceGetCount_v2"},
+	"nvmlDeviceGetHandleByIndex":              {"nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByIndex_v2"},
+	"nvmlDeviceGetHandleByPciBusId":           {"nvmlDeviceGetHandleByPciBusId", "nvmlDeviceGetHandleByPciBusId_v2"},
+	"nvmlDeviceGetPciInfo":                    {"nvmlDeviceGetPciInfo", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo_v3"},
+	"nvmlDeviceGetAttributes":                 {"nvmlDeviceGetAttributes", "nvmlDeviceGetAttributes_v2"},
+	"nvmlVgpuInstanceGetLicenseInfo":          {"nvmlVgpuInstanceGetLicenseInfo_v2", "nvmlVgpuInstanceGetLicenseInfo"},
 }
 
 type backend struct {
@@ -66,9 +36,9 @@ type backend struct {
 	// Shutdown, so no call can run while the library is being unloaded.
 	mu      sync.RWMutex
 	refs    int
-	initErr error // sticky: once Init failed, NVML is never called again
-	live    bool  // Init succeeded and the last Shutdown has not run
-	syms    map[string]bool
+	initErr error             // sticky: once Init failed, NVML is never called again
+	live    bool              // Init succeeded and the last Shutdown has not run
+	syms    *[numSymbols]bool // which symbols the driver exports; nil before the first Init
 }
 
 var (
@@ -129,15 +99,15 @@ func (b *backend) Acquire() error {
 	return nil
 }
 
-func probe(ext nvml.ExtendedInterface) map[string]bool {
-	has := make(map[string]bool, len(symbols))
+func probe(ext nvml.ExtendedInterface) *[numSymbols]bool {
+	var has [numSymbols]bool
 	if ext == nil {
-		return has
+		return &has
 	}
-	for _, s := range symbols {
-		names := versioned[s]
+	for s, name := range symbolNames {
+		names := versioned[name]
 		if names == nil {
-			names = []string{s}
+			names = []string{name}
 		}
 		for _, n := range names {
 			if ext.LookupSymbol(n) == nil {
@@ -146,7 +116,7 @@ func probe(ext nvml.ExtendedInterface) map[string]bool {
 			}
 		}
 	}
-	return has
+	return &has
 }
 
 func (b *backend) Release() {
@@ -165,61 +135,72 @@ func (b *backend) Release() {
 func (b *backend) HasSymbol(name string) bool {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	return b.live && b.syms[name]
+	if !b.live {
+		return false
+	}
+	for s, n := range symbolNames {
+		if n == name {
+			return b.syms[s]
+		}
+	}
+	return false
 }
 
 // call runs f, which makes exactly one NVML call of symbol sym, only when the
 // library is live and the driver exports sym.
-func (b *backend) call(sym string, f func() nvml.Return) error {
+func (b *backend) call(sym symbol, f func() nvml.Return) error {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if !b.live {
 		if b.initErr != nil {
 			return b.initErr
 		}
-		return nverr.New(sym, nverr.Uninitialized)
+		return nverr.New(symbolNames[sym], nverr.Uninitialized)
 	}
 	if !b.syms[sym] {
-		return nverr.Missing(sym)
+		return nverr.Missing(symbolNames[sym])
 	}
-	return nverr.New(sym, nverr.Code(f()))
+	if r := f(); r != nvml.SUCCESS {
+		return nverr.New(symbolNames[sym], nverr.Code(r))
+	}
+	return nil
 }
 
 func (b *backend) DriverVersion() (s string, err error) {
-	err = b.call("nvmlSystemGetDriverVersion", func() (r nvml.Return) { s, r = b.lib.SystemGetDriverVersion(); return })
+	err = b.call(symSystemGetDriverVersion, func() (r nvml.Return) { s, r = b.lib.SystemGetDriverVersion(); return })
 	return s, err
 }
 
 func (b *backend) NVMLVersion() (s string, err error) {
-	err = b.call("nvmlSystemGetNVMLVersion", func() (r nvml.Return) { s, r = b.lib.SystemGetNVMLVersion(); return })
+	err = b.call(symSystemGetNVMLVersion, func() (r nvml.Return) { s, r = b.lib.SystemGetNVMLVersion(); return })
 	return s, err
 }
 
 func (b *backend) CUDADriverVersion() (v int, err error) {
-	err = b.call("nvmlSystemGetCudaDriverVersion", func() (r nvml.Return) { v, r = b.lib.SystemGetCudaDriverVersion(); return })
+	err = b.call(symSystemGetCudaDriverVersion, func() (r nvml.Return) { v, r = b.lib.SystemGetCudaDriverVersion(); return })
 	return v, err
 }
 
 func (b *backend) DeviceCount() (n int, err error) {
-	err = b.call("nvmlDeviceGetCount", func() (r nvml.Return) { n, r = b.lib.DeviceGetCount(); return })
+	err = b.call(symDeviceGetCount, func() (r nvml.Return) { n, r = b.lib.DeviceGetCount(); return })
 	return n, err
 }
 
 func (b *backend) DeviceByIndex(i int) (Device, error) {
 	var h nvml.Device
-	err := b.call("nvmlDeviceGetHandleByIndex", func() (r nvml.Return) { h, r = b.lib.DeviceGetHandleByIndex(i); return })
+	err := b.call(symDeviceGetHandleByIndex, func() (r nvml.Return) { h, r = b.lib.DeviceGetHandleByIndex(i); return })
 	return b.wrap(h, err)
 }
 
 func (b *backend) DeviceByUUID(uuid string) (Device, error) {
 	var h nvml.Device
-	err := b.call("nvmlDeviceGetHandleByUUID", func() (r nvml.Return) { h, r = b.lib.DeviceGetHandleByUUID(uuid); return })
+	err := b.call(symDeviceGetHandleByUUID, func() (r nvml.Return) { h, r = b.lib.DeviceGetHandleByUUID(uuid); return })
 	return b.wrap(h, err)
 }
 
 func (b *backend) DeviceByBusID(busID string) (Device, error) {
 	var h nvml.Device
-	err := b.call("nvmlDeviceGetHandleByPciBusId", func() (r nvml.Return) { h, r = b.lib.DeviceGetHandleByPciBusId(busID); return })
+	err := b.call(symDeviceGetHandleByPciBusId, func() (r nvml.Return) { h, r = b.lib.DeviceGetHandleByPciBusId(busID); return })
 	return b.wrap(h, err)
 }
 
@@ -230,12 +211,18 @@ func (b *backend) wrap(h nvml.Device, err error) (Device, error) {
 	if h == nil {
 		return nil, nverr.New("nvmlDeviceGetHandle", nverr.NotFound)
 	}
-	return &device{b: b, h: h}, nil
+	return &device{b: b, h: h, raw: rawHandle(h)}, nil
 }
 
 type device struct {
 	b *backend
 	h nvml.Device
+	// raw is the C handle of a real library's device (nil for a fake):
+	// list and sample calls then go straight to the library (raw.go).
+	raw unsafe.Pointer
+	// The capacities the next list calls start with.
+	computeHint, graphicsHint, mpsHint, procUtilHint listHint
+	sampleCap                                        [3]atomic.Uint32 // by SampleKind
 	// memoryV1 is set once the v2 memory call proved unusable on this driver.
 	memoryV1 atomic.Bool
 }
@@ -253,17 +240,17 @@ func cstr(b []int8) string {
 }
 
 func (d *device) Name() (s string, err error) {
-	err = d.b.call("nvmlDeviceGetName", func() (r nvml.Return) { s, r = d.h.GetName(); return })
+	err = d.b.call(symDeviceGetName, func() (r nvml.Return) { s, r = d.h.GetName(); return })
 	return s, err
 }
 
 func (d *device) UUID() (s string, err error) {
-	err = d.b.call("nvmlDeviceGetUUID", func() (r nvml.Return) { s, r = d.h.GetUUID(); return })
+	err = d.b.call(symDeviceGetUUID, func() (r nvml.Return) { s, r = d.h.GetUUID(); return })
 	return s, err
 }
 
 func (d *device) BusID() (s string, err error) {
-	err = d.b.call("nvmlDeviceGetPciInfo", func() nvml.Return {
+	err = d.b.call(symDeviceGetPciInfo, func() nvml.Return {
 		pi, r := d.h.GetPciInfo()
 		s = cstr(pi.BusId[:])
 		return r
@@ -272,29 +259,29 @@ func (d *device) BusID() (s string, err error) {
 }
 
 func (d *device) Serial() (s string, err error) {
-	err = d.b.call("nvmlDeviceGetSerial", func() (r nvml.Return) { s, r = d.h.GetSerial(); return })
+	err = d.b.call(symDeviceGetSerial, func() (r nvml.Return) { s, r = d.h.GetSerial(); return })
 	return s, err
 }
 
 func (d *device) Minor() (n int, err error) {
-	err = d.b.call("nvmlDeviceGetMinorNumber", func() (r nvml.Return) { n, r = d.h.GetMinorNumber(); return })
+	err = d.b.call(symDeviceGetMinorNumber, func() (r nvml.Return) { n, r = d.h.GetMinorNumber(); return })
 	return n, err
 }
 
 func (d *device) Index() (n int, err error) {
-	err = d.b.call("nvmlDeviceGetIndex", func() (r nvml.Return) { n, r = d.h.GetIndex(); return })
+	err = d.b.call(symDeviceGetIndex, func() (r nvml.Return) { n, r = d.h.GetIndex(); return })
 	return n, err
 }
 
 func (d *device) CUDAComputeCapability() (major, minor int, err error) {
-	err = d.b.call("nvmlDeviceGetCudaComputeCapability", func() (r nvml.Return) { major, minor, r = d.h.GetCudaComputeCapability(); return })
+	err = d.b.call(symDeviceGetCudaComputeCapability, func() (r nvml.Return) { major, minor, r = d.h.GetCudaComputeCapability(); return })
 	return major, minor, err
 }
 
 func (d *device) Memory() (Memory, error) {
 	if !d.memoryV1.Load() {
 		var m nvml.Memory_v2
-		err := d.b.call("nvmlDeviceGetMemoryInfo_v2", func() (r nvml.Return) { m, r = d.h.GetMemoryInfo_v2(); return })
+		err := d.b.call(symDeviceGetMemoryInfo_v2, func() (r nvml.Return) { m, r = d.h.GetMemoryInfo_v2(); return })
 		c := nverr.CodeOf(err)
 		if c != nverr.FunctionNotFound && c != nverr.ArgumentVersionMismatch {
 			return Memory{Total: m.Total, Used: m.Used, Free: m.Free, Reserved: m.Reserved, HasReserved: true}, err
@@ -302,18 +289,18 @@ func (d *device) Memory() (Memory, error) {
 		d.memoryV1.Store(true)
 	}
 	var m nvml.Memory
-	err := d.b.call("nvmlDeviceGetMemoryInfo", func() (r nvml.Return) { m, r = d.h.GetMemoryInfo(); return })
+	err := d.b.call(symDeviceGetMemoryInfo, func() (r nvml.Return) { m, r = d.h.GetMemoryInfo(); return })
 	return Memory{Total: m.Total, Used: m.Used, Free: m.Free}, err
 }
 
 func (d *device) BAR1() (BAR1, error) {
 	var m nvml.BAR1Memory
-	err := d.b.call("nvmlDeviceGetBAR1MemoryInfo", func() (r nvml.Return) { m, r = d.h.GetBAR1MemoryInfo(); return })
+	err := d.b.call(symDeviceGetBAR1MemoryInfo, func() (r nvml.Return) { m, r = d.h.GetBAR1MemoryInfo(); return })
 	return BAR1{Total: m.Bar1Total, Used: m.Bar1Used, Free: m.Bar1Free}, err
 }
 
 func (d *device) Utilization() (gpu, mem uint32, err error) {
-	err = d.b.call("nvmlDeviceGetUtilizationRates", func() nvml.Return {
+	err = d.b.call(symDeviceGetUtilizationRates, func() nvml.Return {
 		u, r := d.h.GetUtilizationRates()
 		gpu, mem = u.Gpu, u.Memory
 		return r
@@ -322,12 +309,12 @@ func (d *device) Utilization() (gpu, mem uint32, err error) {
 }
 
 func (d *device) Encoder() (v uint32, err error) {
-	err = d.b.call("nvmlDeviceGetEncoderUtilization", func() (r nvml.Return) { v, _, r = d.h.GetEncoderUtilization(); return })
+	err = d.b.call(symDeviceGetEncoderUtilization, func() (r nvml.Return) { v, _, r = d.h.GetEncoderUtilization(); return })
 	return v, err
 }
 
 func (d *device) Decoder() (v uint32, err error) {
-	err = d.b.call("nvmlDeviceGetDecoderUtilization", func() (r nvml.Return) { v, _, r = d.h.GetDecoderUtilization(); return })
+	err = d.b.call(symDeviceGetDecoderUtilization, func() (r nvml.Return) { v, _, r = d.h.GetDecoderUtilization(); return })
 	return v, err
 }
 
@@ -350,7 +337,7 @@ func (d *device) Clock(c Clock) (v uint32, err error) {
 	if err != nil {
 		return 0, err
 	}
-	err = d.b.call("nvmlDeviceGetClockInfo", func() (r nvml.Return) { v, r = d.h.GetClockInfo(t); return })
+	err = d.b.call(symDeviceGetClockInfo, func() (r nvml.Return) { v, r = d.h.GetClockInfo(t); return })
 	return v, err
 }
 
@@ -359,27 +346,27 @@ func (d *device) MaxClock(c Clock) (v uint32, err error) {
 	if err != nil {
 		return 0, err
 	}
-	err = d.b.call("nvmlDeviceGetMaxClockInfo", func() (r nvml.Return) { v, r = d.h.GetMaxClockInfo(t); return })
+	err = d.b.call(symDeviceGetMaxClockInfo, func() (r nvml.Return) { v, r = d.h.GetMaxClockInfo(t); return })
 	return v, err
 }
 
 func (d *device) FanSpeed() (v uint32, err error) {
-	err = d.b.call("nvmlDeviceGetFanSpeed", func() (r nvml.Return) { v, r = d.h.GetFanSpeed(); return })
+	err = d.b.call(symDeviceGetFanSpeed, func() (r nvml.Return) { v, r = d.h.GetFanSpeed(); return })
 	return v, err
 }
 
 func (d *device) Temperature() (v uint32, err error) {
-	err = d.b.call("nvmlDeviceGetTemperature", func() (r nvml.Return) { v, r = d.h.GetTemperature(nvml.TEMPERATURE_GPU); return })
+	err = d.b.call(symDeviceGetTemperature, func() (r nvml.Return) { v, r = d.h.GetTemperature(nvml.TEMPERATURE_GPU); return })
 	return v, err
 }
 
 func (d *device) PowerUsage() (v uint32, err error) {
-	err = d.b.call("nvmlDeviceGetPowerUsage", func() (r nvml.Return) { v, r = d.h.GetPowerUsage(); return })
+	err = d.b.call(symDeviceGetPowerUsage, func() (r nvml.Return) { v, r = d.h.GetPowerUsage(); return })
 	return v, err
 }
 
 func (d *device) PowerLimit() (v uint32, err error) {
-	err = d.b.call("nvmlDeviceGetPowerManagementLimit", func() (r nvml.Return) { v, r = d.h.GetPowerManagementLimit(); return })
+	err = d.b.call(symDeviceGetPowerManagementLimit, func() (r nvml.Return) { v, r = d.h.GetPowerManagementLimit(); return })
 	return v, err
 }
 
@@ -388,12 +375,12 @@ func (d *device) PCIeThroughput(tx bool) (v uint32, err error) {
 	if tx {
 		c = nvml.PCIE_UTIL_TX_BYTES
 	}
-	err = d.b.call("nvmlDeviceGetPcieThroughput", func() (r nvml.Return) { v, r = d.h.GetPcieThroughput(c); return })
+	err = d.b.call(symDeviceGetPcieThroughput, func() (r nvml.Return) { v, r = d.h.GetPcieThroughput(c); return })
 	return v, err
 }
 
 func (d *device) DisplayActive() (on bool, err error) {
-	err = d.b.call("nvmlDeviceGetDisplayActive", func() nvml.Return {
+	err = d.b.call(symDeviceGetDisplayActive, func() nvml.Return {
 		s, r := d.h.GetDisplayActive()
 		on = s == nvml.FEATURE_ENABLED
 		return r
@@ -402,7 +389,7 @@ func (d *device) DisplayActive() (on bool, err error) {
 }
 
 func (d *device) DisplayMode() (on bool, err error) {
-	err = d.b.call("nvmlDeviceGetDisplayMode", func() nvml.Return {
+	err = d.b.call(symDeviceGetDisplayMode, func() nvml.Return {
 		s, r := d.h.GetDisplayMode()
 		on = s == nvml.FEATURE_ENABLED
 		return r
@@ -411,7 +398,7 @@ func (d *device) DisplayMode() (on bool, err error) {
 }
 
 func (d *device) PersistenceMode() (on bool, err error) {
-	err = d.b.call("nvmlDeviceGetPersistenceMode", func() nvml.Return {
+	err = d.b.call(symDeviceGetPersistenceMode, func() nvml.Return {
 		s, r := d.h.GetPersistenceMode()
 		on = s == nvml.FEATURE_ENABLED
 		return r
@@ -420,7 +407,7 @@ func (d *device) PersistenceMode() (on bool, err error) {
 }
 
 func (d *device) PerformanceState() (p int, err error) {
-	err = d.b.call("nvmlDeviceGetPerformanceState", func() nvml.Return {
+	err = d.b.call(symDeviceGetPerformanceState, func() nvml.Return {
 		s, r := d.h.GetPerformanceState()
 		p = int(s)
 		return r
@@ -429,7 +416,7 @@ func (d *device) PerformanceState() (p int, err error) {
 }
 
 func (d *device) ComputeMode() (m int, err error) {
-	err = d.b.call("nvmlDeviceGetComputeMode", func() nvml.Return {
+	err = d.b.call(symDeviceGetComputeMode, func() nvml.Return {
 		s, r := d.h.GetComputeMode()
 		m = int(s)
 		return r
@@ -438,7 +425,7 @@ func (d *device) ComputeMode() (m int, err error) {
 }
 
 func (d *device) VolatileUncorrectedECC() (n uint64, err error) {
-	err = d.b.call("nvmlDeviceGetTotalEccErrors", func() (r nvml.Return) {
+	err = d.b.call(symDeviceGetTotalEccErrors, func() (r nvml.Return) {
 		n, r = d.h.GetTotalEccErrors(nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.VOLATILE_ECC)
 		return
 	})
@@ -446,27 +433,37 @@ func (d *device) VolatileUncorrectedECC() (n uint64, err error) {
 }
 
 func (d *device) MIGMode() (cur, pending int, err error) {
-	err = d.b.call("nvmlDeviceGetMigMode", func() (r nvml.Return) { cur, pending, r = d.h.GetMigMode(); return })
+	err = d.b.call(symDeviceGetMigMode, func() (r nvml.Return) { cur, pending, r = d.h.GetMigMode(); return })
 	return cur, pending, err
 }
 
-func (d *device) FieldValues(reqs []FieldRequest) ([]FieldResult, error) {
+// fieldBufs are the field-value buffers handed to the library.
+var fieldBufs = sync.Pool{New: func() any { return new([]nvml.FieldValue) }}
+
+func (d *device) FieldValues(reqs []FieldRequest, out []FieldResult) error {
 	if len(reqs) == 0 {
 		// go-nvml indexes values[0]: an empty request would panic.
-		return nil, nil
+		return nil
 	}
-	vals := make([]nvml.FieldValue, len(reqs))
+	if len(out) < len(reqs) {
+		return nverr.New("nvmlDeviceGetFieldValues", nverr.InvalidArgument)
+	}
+	bp := fieldBufs.Get().(*[]nvml.FieldValue)
+	defer fieldBufs.Put(bp)
+	if cap(*bp) < len(reqs) {
+		*bp = make([]nvml.FieldValue, len(reqs))
+	}
+	vals := (*bp)[:len(reqs)]
 	for i, q := range reqs {
-		vals[i].FieldId, vals[i].ScopeId = q.ID, q.Scope
+		vals[i] = nvml.FieldValue{FieldId: q.ID, ScopeId: q.Scope}
 	}
-	if err := d.b.call("nvmlDeviceGetFieldValues", func() nvml.Return { return d.h.GetFieldValues(vals) }); err != nil {
-		return nil, err
+	if err := d.b.call(symDeviceGetFieldValues, func() nvml.Return { return d.h.GetFieldValues(vals) }); err != nil {
+		return err
 	}
-	out := make([]FieldResult, len(vals))
 	for i, v := range vals {
 		out[i] = decodeField(v)
 	}
-	return out, nil
+	return nil
 }
 
 func decodeField(v nvml.FieldValue) FieldResult {
@@ -502,7 +499,12 @@ func processes(list []nvml.ProcessInfo) []ProcessInfo {
 }
 
 func (d *device) ComputeProcesses() (out []ProcessInfo, err error) {
-	err = d.b.call("nvmlDeviceGetComputeRunningProcesses", func() nvml.Return {
+	err = d.b.call(symDeviceGetComputeRunningProcesses, func() (r nvml.Return) {
+		if d.raw != nil {
+			out, r = rawProcessList(&rawCompute, d.raw, &d.computeHint, "nvmlDeviceGetComputeRunningProcesses_v3",
+				"nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses")
+			return r
+		}
 		l, r := d.h.GetComputeRunningProcesses()
 		out = processes(l)
 		return r
@@ -511,7 +513,12 @@ func (d *device) ComputeProcesses() (out []ProcessInfo, err error) {
 }
 
 func (d *device) GraphicsProcesses() (out []ProcessInfo, err error) {
-	err = d.b.call("nvmlDeviceGetGraphicsRunningProcesses", func() nvml.Return {
+	err = d.b.call(symDeviceGetGraphicsRunningProcesses, func() (r nvml.Return) {
+		if d.raw != nil {
+			out, r = rawProcessList(&rawGraphics, d.raw, &d.graphicsHint, "nvmlDeviceGetGraphicsRunningProcesses_v3",
+				"nvmlDeviceGetGraphicsRunningProcesses_v2", "nvmlDeviceGetGraphicsRunningProcesses")
+			return r
+		}
 		l, r := d.h.GetGraphicsRunningProcesses()
 		out = processes(l)
 		return r
@@ -519,8 +526,27 @@ func (d *device) GraphicsProcesses() (out []ProcessInfo, err error) {
 	return out, err
 }
 
+func (d *device) MPSProcesses() (out []ProcessInfo, err error) {
+	err = d.b.call(symDeviceGetMPSComputeRunningProcesses, func() (r nvml.Return) {
+		if d.raw != nil {
+			out, r = rawProcessList(&rawMPS, d.raw, &d.mpsHint, "nvmlDeviceGetMPSComputeRunningProcesses_v3",
+				"nvmlDeviceGetMPSComputeRunningProcesses_v2", "nvmlDeviceGetMPSComputeRunningProcesses")
+			return r
+		}
+		l, r := d.h.GetMPSComputeRunningProcesses()
+		out = processes(l)
+		return r
+	})
+	return out, err
+}
+
 func (d *device) ProcessUtilization(lastSeen uint64) (out []ProcessSample, err error) {
-	err = d.b.call("nvmlDeviceGetProcessUtilization", func() nvml.Return {
+	err = d.b.call(symDeviceGetProcessUtilization, func() nvml.Return {
+		if d.raw != nil {
+			var r nvml.Return
+			out, r = rawProcessUtilization(d.raw, &d.procUtilHint, lastSeen)
+			return r
+		}
 		l, r := d.h.GetProcessUtilization(lastSeen)
 		if r == nvml.ERROR_NOT_FOUND {
 			// NVML's way of saying "no sample newer than lastSeen".
@@ -536,39 +562,39 @@ func (d *device) ProcessUtilization(lastSeen uint64) (out []ProcessSample, err e
 }
 
 func (d *device) MaxMIGDeviceCount() (n int, err error) {
-	err = d.b.call("nvmlDeviceGetMaxMigDeviceCount", func() (r nvml.Return) { n, r = d.h.GetMaxMigDeviceCount(); return })
+	err = d.b.call(symDeviceGetMaxMigDeviceCount, func() (r nvml.Return) { n, r = d.h.GetMaxMigDeviceCount(); return })
 	return n, err
 }
 
 func (d *device) MIGDeviceByIndex(i int) (Device, error) {
 	var h nvml.Device
-	err := d.b.call("nvmlDeviceGetMigDeviceHandleByIndex", func() (r nvml.Return) { h, r = d.h.GetMigDeviceHandleByIndex(i); return })
+	err := d.b.call(symDeviceGetMigDeviceHandleByIndex, func() (r nvml.Return) { h, r = d.h.GetMigDeviceHandleByIndex(i); return })
 	return d.b.wrap(h, err)
 }
 
 func (d *device) IsMIGDevice() (is bool, err error) {
-	err = d.b.call("nvmlDeviceIsMigDeviceHandle", func() (r nvml.Return) { is, r = d.h.IsMigDeviceHandle(); return })
+	err = d.b.call(symDeviceIsMigDeviceHandle, func() (r nvml.Return) { is, r = d.h.IsMigDeviceHandle(); return })
 	return is, err
 }
 
 func (d *device) MIGParent() (Device, error) {
 	var h nvml.Device
-	err := d.b.call("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", func() (r nvml.Return) { h, r = d.h.GetDeviceHandleFromMigDeviceHandle(); return })
+	err := d.b.call(symDeviceGetDeviceHandleFromMigDeviceHandle, func() (r nvml.Return) { h, r = d.h.GetDeviceHandleFromMigDeviceHandle(); return })
 	return d.b.wrap(h, err)
 }
 
 func (d *device) GPUInstanceID() (id int, err error) {
-	err = d.b.call("nvmlDeviceGetGpuInstanceId", func() (r nvml.Return) { id, r = d.h.GetGpuInstanceId(); return })
+	err = d.b.call(symDeviceGetGpuInstanceId, func() (r nvml.Return) { id, r = d.h.GetGpuInstanceId(); return })
 	return id, err
 }
 
 func (d *device) ComputeInstanceID() (id int, err error) {
-	err = d.b.call("nvmlDeviceGetComputeInstanceId", func() (r nvml.Return) { id, r = d.h.GetComputeInstanceId(); return })
+	err = d.b.call(symDeviceGetComputeInstanceId, func() (r nvml.Return) { id, r = d.h.GetComputeInstanceId(); return })
 	return id, err
 }
 
 func (d *device) MIGAttributes() (a MIGAttributes, err error) {
-	err = d.b.call("nvmlDeviceGetAttributes", func() nvml.Return {
+	err = d.b.call(symDeviceGetAttributes, func() nvml.Return {
 		v, r := d.h.GetAttributes()
 		a = MIGAttributes{
 			MultiprocessorCount: v.MultiprocessorCount, SharedCopyEngineCount: v.SharedCopyEngineCount,
@@ -583,8 +609,15 @@ func (d *device) MIGAttributes() (a MIGAttributes, err error) {
 }
 
 func (d *device) Samples(kind SampleKind, lastSeen uint64) (out []Sample, err error) {
-	err = d.b.call("nvmlDeviceGetSamples", func() nvml.Return {
-		t, l, r := d.h.GetSamples(nvml.SamplingType(kind), lastSeen)
+	err = d.b.call(symDeviceGetSamples, func() nvml.Return {
+		var t nvml.ValueType
+		var l []nvml.Sample
+		var r nvml.Return
+		if d.raw != nil && int(kind) < len(d.sampleCap) {
+			t, l, r = rawSampleRead(d.raw, &d.sampleCap[kind], kind, lastSeen)
+		} else {
+			t, l, r = d.h.GetSamples(nvml.SamplingType(kind), lastSeen)
+		}
 		if r == nvml.ERROR_NOT_FOUND {
 			return nvml.SUCCESS // no sample newer than lastSeen
 		}
@@ -601,7 +634,7 @@ func (d *device) Samples(kind SampleKind, lastSeen uint64) (out []Sample, err er
 }
 
 func (d *device) AccountingMode() (on bool, err error) {
-	err = d.b.call("nvmlDeviceGetAccountingMode", func() nvml.Return {
+	err = d.b.call(symDeviceGetAccountingMode, func() nvml.Return {
 		s, r := d.h.GetAccountingMode()
 		on = s == nvml.FEATURE_ENABLED
 		return r
@@ -614,11 +647,11 @@ func (d *device) SetAccountingMode(on bool) error {
 	if on {
 		mode = nvml.FEATURE_ENABLED
 	}
-	return d.b.call("nvmlDeviceSetAccountingMode", func() nvml.Return { return d.h.SetAccountingMode(mode) })
+	return d.b.call(symDeviceSetAccountingMode, func() nvml.Return { return d.h.SetAccountingMode(mode) })
 }
 
 func (d *device) AccountingPIDs() (out []uint32, err error) {
-	err = d.b.call("nvmlDeviceGetAccountingPids", func() nvml.Return {
+	err = d.b.call(symDeviceGetAccountingPids, func() nvml.Return {
 		l, r := d.h.GetAccountingPids()
 		out = pidsOf(l)
 		return r
@@ -627,7 +660,7 @@ func (d *device) AccountingPIDs() (out []uint32, err error) {
 }
 
 func (d *device) AccountingStats(pid uint32) (a AccountingStats, err error) {
-	err = d.b.call("nvmlDeviceGetAccountingStats", func() nvml.Return {
+	err = d.b.call(symDeviceGetAccountingStats, func() nvml.Return {
 		s, r := d.h.GetAccountingStats(pid)
 		a = accountingStatsOf(s)
 		return r
@@ -636,7 +669,7 @@ func (d *device) AccountingStats(pid uint32) (a AccountingStats, err error) {
 }
 
 func (d *device) AccountingBufferSize() (n int, err error) {
-	err = d.b.call("nvmlDeviceGetAccountingBufferSize", func() (r nvml.Return) { n, r = d.h.GetAccountingBufferSize(); return })
+	err = d.b.call(symDeviceGetAccountingBufferSize, func() (r nvml.Return) { n, r = d.h.GetAccountingBufferSize(); return })
 	return n, err
 }
 

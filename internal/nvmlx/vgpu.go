@@ -25,7 +25,7 @@ func handleValue(h any) (uint32, bool) {
 }
 
 func (d *device) VirtualizationMode() (m int, err error) {
-	err = d.b.call("nvmlDeviceGetVirtualizationMode", func() nvml.Return {
+	err = d.b.call(symDeviceGetVirtualizationMode, func() nvml.Return {
 		v, r := d.h.GetVirtualizationMode()
 		m = int(v)
 		return r
@@ -34,7 +34,7 @@ func (d *device) VirtualizationMode() (m int, err error) {
 }
 
 func (d *device) ActiveVgpus() (out []VgpuInstance, err error) {
-	err = d.b.call("nvmlDeviceGetActiveVgpus", func() nvml.Return {
+	err = d.b.call(symDeviceGetActiveVgpus, func() nvml.Return {
 		l, r := d.h.GetActiveVgpus()
 		out = make([]VgpuInstance, 0, len(l))
 		for _, h := range l {
@@ -60,7 +60,7 @@ func unionUint(t nvml.ValueType, b [8]byte) (uint32, bool) {
 }
 
 func (d *device) VgpuUtilization(lastSeen uint64) (out []VgpuSample, err error) {
-	err = d.b.call("nvmlDeviceGetVgpuUtilization", func() nvml.Return {
+	err = d.b.call(symDeviceGetVgpuUtilization, func() nvml.Return {
 		t, l, r := d.h.GetVgpuUtilization(lastSeen)
 		if r == nvml.ERROR_NOT_FOUND {
 			return nvml.SUCCESS // no sample newer than lastSeen
@@ -81,7 +81,7 @@ func (d *device) VgpuUtilization(lastSeen uint64) (out []VgpuSample, err error) 
 }
 
 func (d *device) VgpuProcessUtilization(lastSeen uint64) (out []VgpuProcessSample, err error) {
-	err = d.b.call("nvmlDeviceGetVgpuProcessUtilization", func() nvml.Return {
+	err = d.b.call(symDeviceGetVgpuProcessUtilization, func() nvml.Return {
 		l, r := d.h.GetVgpuProcessUtilization(lastSeen)
 		if r == nvml.ERROR_NOT_FOUND {
 			return nvml.SUCCESS
@@ -107,12 +107,12 @@ type vgpu struct {
 func (v *vgpu) ID() (uint32, bool) { return handleValue(v.h) }
 
 func (v *vgpu) UUID() (s string, err error) {
-	err = v.b.call("nvmlVgpuInstanceGetUUID", func() (r nvml.Return) { s, r = v.h.GetUUID(); return })
+	err = v.b.call(symVgpuInstanceGetUUID, func() (r nvml.Return) { s, r = v.h.GetUUID(); return })
 	return s, err
 }
 
 func (v *vgpu) VMID() (id string, domain bool, err error) {
-	err = v.b.call("nvmlVgpuInstanceGetVmID", func() nvml.Return {
+	err = v.b.call(symVgpuInstanceGetVmID, func() nvml.Return {
 		s, t, r := v.h.GetVmID()
 		id, domain = s, t == nvml.VGPU_VM_ID_DOMAIN_ID
 		return r
@@ -121,7 +121,7 @@ func (v *vgpu) VMID() (id string, domain bool, err error) {
 }
 
 func (v *vgpu) VMDriverVersion() (s string, err error) {
-	err = v.b.call("nvmlVgpuInstanceGetVmDriverVersion", func() (r nvml.Return) { s, r = v.h.GetVmDriverVersion(); return })
+	err = v.b.call(symVgpuInstanceGetVmDriverVersion, func() (r nvml.Return) { s, r = v.h.GetVmDriverVersion(); return })
 	return s, err
 }
 
@@ -129,7 +129,7 @@ func (v *vgpu) VMDriverVersion() (s string, err error) {
 // best effort (left empty when the driver cannot tell).
 func (v *vgpu) Type() (t VgpuType, err error) {
 	var th nvml.VgpuTypeId
-	err = v.b.call("nvmlVgpuInstanceGetType", func() (r nvml.Return) { th, r = v.h.GetType(); return })
+	err = v.b.call(symVgpuInstanceGetType, func() (r nvml.Return) { th, r = v.h.GetType(); return })
 	if err != nil {
 		return t, err
 	}
@@ -137,32 +137,32 @@ func (v *vgpu) Type() (t VgpuType, err error) {
 		return t, nverr.New("nvmlVgpuInstanceGetType", nverr.Unknown)
 	}
 	t.ID, t.HasID = handleValue(th)
-	err = v.b.call("nvmlVgpuTypeGetName", func() (r nvml.Return) { t.Name, r = th.GetName(); return })
+	err = v.b.call(symVgpuTypeGetName, func() (r nvml.Return) { t.Name, r = th.GetName(); return })
 	if err != nil {
 		return t, err
 	}
-	_ = v.b.call("nvmlVgpuTypeGetClass", func() (r nvml.Return) { t.Class, r = th.GetClass(); return })
-	_ = v.b.call("nvmlVgpuTypeGetFramebufferSize", func() (r nvml.Return) { t.Framebuffer, r = th.GetFramebufferSize(); return })
+	_ = v.b.call(symVgpuTypeGetClass, func() (r nvml.Return) { t.Class, r = th.GetClass(); return })
+	_ = v.b.call(symVgpuTypeGetFramebufferSize, func() (r nvml.Return) { t.Framebuffer, r = th.GetFramebufferSize(); return })
 	return t, nil
 }
 
 func (v *vgpu) FBUsage() (n uint64, err error) {
-	err = v.b.call("nvmlVgpuInstanceGetFbUsage", func() (r nvml.Return) { n, r = v.h.GetFbUsage(); return })
+	err = v.b.call(symVgpuInstanceGetFbUsage, func() (r nvml.Return) { n, r = v.h.GetFbUsage(); return })
 	return n, err
 }
 
 func (v *vgpu) FrameRateLimit() (n uint32, err error) {
-	err = v.b.call("nvmlVgpuInstanceGetFrameRateLimit", func() (r nvml.Return) { n, r = v.h.GetFrameRateLimit(); return })
+	err = v.b.call(symVgpuInstanceGetFrameRateLimit, func() (r nvml.Return) { n, r = v.h.GetFrameRateLimit(); return })
 	return n, err
 }
 
 func (v *vgpu) EncoderCapacity() (n int, err error) {
-	err = v.b.call("nvmlVgpuInstanceGetEncoderCapacity", func() (r nvml.Return) { n, r = v.h.GetEncoderCapacity(); return })
+	err = v.b.call(symVgpuInstanceGetEncoderCapacity, func() (r nvml.Return) { n, r = v.h.GetEncoderCapacity(); return })
 	return n, err
 }
 
 func (v *vgpu) ECCMode() (on bool, err error) {
-	err = v.b.call("nvmlVgpuInstanceGetEccMode", func() nvml.Return {
+	err = v.b.call(symVgpuInstanceGetEccMode, func() nvml.Return {
 		s, r := v.h.GetEccMode()
 		on = s == nvml.FEATURE_ENABLED
 		return r
@@ -171,7 +171,7 @@ func (v *vgpu) ECCMode() (on bool, err error) {
 }
 
 func (v *vgpu) GPUInstanceID() (id uint32, err error) {
-	err = v.b.call("nvmlVgpuInstanceGetGpuInstanceId", func() nvml.Return {
+	err = v.b.call(symVgpuInstanceGetGpuInstanceId, func() nvml.Return {
 		n, r := v.h.GetGpuInstanceId()
 		id = uint32(n)
 		return r
@@ -189,7 +189,7 @@ type placer interface {
 // declares but does not export: through the handle when it offers the call,
 // otherwise, for go-nvml's own handles, through the driver's symbol directly.
 func (v *vgpu) PlacementID() (id uint32, err error) {
-	const sym = "nvmlVgpuInstanceGetPlacementId"
+	const sym = symVgpuInstanceGetPlacementId
 	if p, ok := v.h.(placer); ok {
 		err = v.b.call(sym, func() nvml.Return {
 			pl, r := p.GetPlacementId()
@@ -200,7 +200,7 @@ func (v *vgpu) PlacementID() (id uint32, err error) {
 	}
 	raw, ok := handleValue(v.h)
 	if !ok || reflect.TypeOf(v.h).PkgPath() != reflect.TypeOf((*nvml.Interface)(nil)).Elem().PkgPath() {
-		return 0, nverr.New(sym, nverr.NotSupported)
+		return 0, nverr.New(symbolNames[sym], nverr.NotSupported)
 	}
 	err = v.b.call(sym, func() nvml.Return {
 		var r nvml.Return
@@ -211,7 +211,7 @@ func (v *vgpu) PlacementID() (id uint32, err error) {
 }
 
 func (v *vgpu) License() (l VgpuLicense, err error) {
-	err = v.b.call("nvmlVgpuInstanceGetLicenseInfo", func() nvml.Return {
+	err = v.b.call(symVgpuInstanceGetLicenseInfo, func() nvml.Return {
 		info, r := v.h.GetLicenseInfo()
 		e := info.LicenseExpiry
 		l = VgpuLicense{
@@ -224,7 +224,7 @@ func (v *vgpu) License() (l VgpuLicense, err error) {
 }
 
 func (v *vgpu) AccountingMode() (on bool, err error) {
-	err = v.b.call("nvmlVgpuInstanceGetAccountingMode", func() nvml.Return {
+	err = v.b.call(symVgpuInstanceGetAccountingMode, func() nvml.Return {
 		s, r := v.h.GetAccountingMode()
 		on = s == nvml.FEATURE_ENABLED
 		return r
@@ -233,7 +233,7 @@ func (v *vgpu) AccountingMode() (on bool, err error) {
 }
 
 func (v *vgpu) AccountingPIDs() (out []uint32, err error) {
-	err = v.b.call("nvmlVgpuInstanceGetAccountingPids", func() nvml.Return {
+	err = v.b.call(symVgpuInstanceGetAccountingPids, func() nvml.Return {
 		l, r := v.h.GetAccountingPids()
 		out = pidsOf(l)
 		return r
@@ -242,7 +242,7 @@ func (v *vgpu) AccountingPIDs() (out []uint32, err error) {
 }
 
 func (v *vgpu) AccountingStats(pid uint32) (a AccountingStats, err error) {
-	err = v.b.call("nvmlVgpuInstanceGetAccountingStats", func() nvml.Return {
+	err = v.b.call(symVgpuInstanceGetAccountingStats, func() nvml.Return {
 		s, r := v.h.GetAccountingStats(int(pid))
 		a = accountingStatsOf(s)
 		return r
@@ -251,5 +251,5 @@ func (v *vgpu) AccountingStats(pid uint32) (a AccountingStats, err error) {
 }
 
 func (v *vgpu) ClearAccountingPIDs() error {
-	return v.b.call("nvmlVgpuInstanceClearAccountingPids", func() nvml.Return { return v.h.ClearAccountingPids() })
+	return v.b.call(symVgpuInstanceClearAccountingPids, func() nvml.Return { return v.h.ClearAccountingPids() })
 }
