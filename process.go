@@ -195,7 +195,6 @@ const sampleWindow = uint64(time.Second / time.Microsecond)
 // process counts as idle.
 const staleAfter = 2 * time.Second
 
-
 func instanceID(v uint32) Value[int] {
 	if v == nvmlx.NoInstance {
 		return NA[int](NotSupported, nil)
