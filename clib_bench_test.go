@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"testing"
@@ -150,24 +151,51 @@ func BenchmarkSnapshotCLibrary(b *testing.B) {
 				ctx := context.Background()
 				opt := nvgo.WithFields(fc.fields)
 				floor := newFloor(b, fc.fields == nvgo.FieldsAll)
+				// The fleet's publishing makes garbage a real driver does
+				// not: the collector runs only between snapshots, every
+				// gcEvery ticks, about as often as in a monitor polling at
+				// 1 Hz whose heap grows by a snapshot's allocations.
+				defer debug.SetGCPercent(debug.SetGCPercent(-1))
+				ticks := 0
 				tick := func() {
 					fleet.Advance(time.Second)
 					if err := m.Sync(); err != nil {
 						b.Fatal(err)
 					}
-					runtime.GC() // the publishing's garbage is not the snapshot's to collect
+					if ticks++; ticks%gcEvery == 0 {
+						runtime.GC()
+					}
 				}
+				// measure takes n snapshots with snap, the fleet a tick
+				// further after each, and returns the C calls and CPU time
+				// of the snapshots alone.
 				measure := func(n int, snap func()) (calls uint64, cpu time.Duration) {
+					c0 := libCalls(b)
 					for i := 0; i < n; i++ {
-						c0, cpu0 := libCalls(b), cpuTime(b)
+						cpu0 := cpuTime(b)
 						snap()
 						cpu += cpuTime(b) - cpu0
-						calls += libCalls(b) - c0
 						b.StopTimer()
-						tick()
+						tick() // makes no call into the library
 						b.StartTimer()
 					}
-					return calls, cpu
+					return libCalls(b) - c0, cpu
+				}
+				// allocations counts the heap allocations per snapshot in a
+				// pass of its own (reading them stops the world).
+				allocations := func(snap func()) float64 {
+					const n = 32
+					var ms runtime.MemStats
+					var allocs uint64
+					for i := 0; i < n; i++ {
+						runtime.ReadMemStats(&ms)
+						a0 := ms.Mallocs
+						snap()
+						runtime.ReadMemStats(&ms)
+						allocs += ms.Mallocs - a0
+						tick()
+					}
+					return float64(allocs) / n
 				}
 				nvgoSnap := func() {
 					if _, err := lib.Snapshot(ctx, opt); err != nil {
@@ -181,20 +209,26 @@ func BenchmarkSnapshotCLibrary(b *testing.B) {
 				}
 				b.StopTimer()
 				floorCalls, floorCPU := measure(b.N, floor.snapshot)
-				b.ReportAllocs()
 				b.ResetTimer()
 				calls, cpu := measure(b.N, nvgoSnap)
 				b.StopTimer()
+				allocs, floorAllocs := allocations(nvgoSnap), allocations(floor.snapshot)
 				n := float64(b.N)
 				b.ReportMetric(float64(calls)/n/8, "C-calls/gpu")
 				b.ReportMetric(float64(floorCalls)/n/8, "floor-C-calls/gpu")
 				b.ReportMetric(float64(cpu.Microseconds())/1000/n, "cpu-ms/op")
 				b.ReportMetric(float64(floorCPU.Microseconds())/1000/n, "floor-cpu-ms/op")
 				b.ReportMetric(float64(cpu)/float64(max(floorCPU, 1)), "x-floor")
+				b.ReportMetric(allocs, "allocs/snapshot")
+				b.ReportMetric(floorAllocs, "floor-allocs/snapshot")
 			})
 		}
 	}
 }
+
+// gcEvery is how many snapshots BenchmarkSnapshotCLibrary takes between
+// two garbage collections.
+const gcEvery = 64
 
 // floor makes the least any library must do for a snapshot: each NVML
 // reading once, straight through go-nvml on handles looked up once, with
