@@ -26,7 +26,8 @@ const DefaultMaxPendingExits = 4096
 type AccumulatorConfig struct {
 	// Interval between ticks; 0 means DefaultAccumulatorInterval.
 	Interval time.Duration
-	// Clock drives the ticks; nil means SystemClock(). Tests pass a fake.
+	// Clock drives the ticks; nil means the Library's (WithClock). Tests
+	// pass a fake.
 	Clock Clock
 	// Devices to sample; nil means every GPU of the Library. MIG devices
 	// are not sampled on their own: their processes count on the parent.
@@ -69,8 +70,8 @@ type Accumulator struct {
 	// Owned by the sampler goroutine.
 	gpus  []*gpuAccum
 	start time.Time
+	sched schedule
 	ticks uint64
-	miss  uint64
 }
 
 var accumulatorIDs atomic.Uint64
@@ -105,7 +106,7 @@ func (l *Library) StartAccumulator(ctx context.Context, cfg AccumulatorConfig) (
 		updated:  make(chan struct{}),
 	}
 	if a.clock == nil {
-		a.clock = SystemClock()
+		a.clock = l.clock
 	}
 	for _, d := range devs {
 		if d == nil || d.mig != nil {
@@ -114,6 +115,7 @@ func (l *Library) StartAccumulator(ctx context.Context, cfg AccumulatorConfig) (
 		a.gpus = append(a.gpus, newGPUAccum(d))
 	}
 	a.start = a.clock.Now()
+	a.sched = newSchedule(a.start, a.interval)
 	a.tick(a.start)
 	go a.run(ctx)
 	return a, nil
@@ -138,22 +140,11 @@ func (a *Accumulator) Updated() <-chan struct{} {
 
 func (a *Accumulator) run(ctx context.Context) {
 	defer close(a.done)
-	for {
-		// Tick k (counting from 0, taken or skipped) is due at start + k·interval.
-		next := a.start.Add(time.Duration(a.ticks+a.miss) * a.interval)
-		t := a.clock.NewTimer(next.Sub(a.clock.Now()))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C():
-		}
+	for sleepUntil(ctx, a.clock, a.sched.due()) == nil {
 		now := a.clock.Now()
-		// A tick that overran leaves the ones it missed behind: skip them.
-		if late := uint64(now.Sub(a.start)/a.interval) + 1; late > a.ticks+a.miss+1 {
-			a.miss = late - a.ticks - 1
-		}
+		a.sched.take(now)
 		a.tick(now)
+		a.sched.skipPast(a.clock.Now())
 	}
 }
 
@@ -167,7 +158,7 @@ func (a *Accumulator) tick(now time.Time) {
 		gpus[i] = g.publish()
 		exits = append(exits, gone)
 	}
-	c := &Counters{Start: a.start, Time: now, Ticks: a.ticks, Missed: a.miss, GPUs: gpus, acc: a.id}
+	c := &Counters{Start: a.start, Time: now, Ticks: a.ticks, Missed: a.sched.missed, GPUs: gpus, acc: a.id}
 
 	a.mu.Lock()
 	for r := range a.readers {
@@ -265,11 +256,11 @@ type gpuAccum struct {
 	d *Device
 	c GPUCounters // Processes and Exited unused here
 
-	gpuCursor, memCursor uint64    // newest device sample seen (µs)
-	lastTick             time.Time // of the previous tick that read the GPU
-	noBuffers            error     // set once the GPU is known to keep no sample buffer
-	procCursor           uint64    // newest process sample seen (µs)
-	procUtilErr          error     // a permanent per-process utilization failure
+	gpuCursor, memCursor sampleCursor[nvmlx.Sample] // the device buffers, the accumulator's own
+	lastTick             time.Time                  // of the previous tick that read the GPU
+	noBuffers            error                      // set once the GPU is known to keep no sample buffer
+	procCursor           sampleCursor[nvmlx.ProcessSample]
+	procUtilErr          error // a permanent per-process utilization failure
 	procs                map[uint32]*ProcessCounters
 	order                []uint32 // the PIDs of procs, sorted
 	seen                 map[uint32]*seenProcess
@@ -281,6 +272,7 @@ type gpuAccum struct {
 
 func newGPUAccum(d *Device) *gpuAccum {
 	g := &gpuAccum{d: d, procs: map[uint32]*ProcessCounters{}}
+	g.gpuCursor.rules, g.memCursor.rules, g.procCursor.rules = tickDeviceRules, tickDeviceRules, tickProcessRules
 	g.c.Index = d.index
 	g.c.UUID = d.UUID().Or("")
 	g.c.BusID = d.BusID().Or("")
@@ -325,13 +317,12 @@ func (g *gpuAccum) sample(now time.Time) (exited []ProcessCounters) {
 		g.c.MemoryUsed.add(Some(Bytes(mem.Used)))
 		g.c.MemoryTotal = Some(Bytes(mem.Total))
 	}
-	first := g.c.Samples == 1
 	since := uint64(max(g.lastTick.UnixMicro(), 0))
 	g.lastTick = now
-	gpu, memBusy := g.utilization(h, first, since)
+	gpu, memBusy := g.utilization(h, now, since)
 	g.c.GPUBusy.add(gpu)
 	g.c.MemoryBusy.add(memBusy)
-	exited = g.processes(h, now, first)
+	exited = g.processes(h, now)
 	g.vgpu.sample(g.d, h, now)
 	return exited
 }
@@ -348,13 +339,13 @@ func (g *gpuAccum) fail(err error) {
 // utilization returns the tick's GPU and memory busy percentages: the
 // time-weighted means of the driver's samples newer than the cursors (only
 // the newest on the first tick), else the instantaneous reading.
-func (g *gpuAccum) utilization(h nvmlx.Device, first bool, since uint64) (gpu, mem Value[Percent]) {
+func (g *gpuAccum) utilization(h nvmlx.Device, now time.Time, since uint64) (gpu, mem Value[Percent]) {
 	var gotGPU, gotMem bool
 	if g.noBuffers == nil && g.d.mig == nil {
 		var err error
-		gpu, gotGPU, err = bufferMean(h, nvmlx.SampleGPUUtilization, &g.gpuCursor, first, since)
+		gpu, gotGPU, err = bufferMean(h, nvmlx.SampleGPUUtilization, &g.gpuCursor, now, since)
 		if err == nil {
-			mem, gotMem, err = bufferMean(h, nvmlx.SampleMemoryUtilization, &g.memCursor, first, since)
+			mem, gotMem, err = bufferMean(h, nvmlx.SampleMemoryUtilization, &g.memCursor, now, since)
 		}
 		if err != nil && (errors.Is(err, ErrNotSupported) || errors.Is(err, ErrNoPermission)) {
 			g.noBuffers = err
@@ -380,54 +371,19 @@ func (g *gpuAccum) utilization(h nvmlx.Device, first bool, since uint64) (gpu, m
 	return gpu, mem
 }
 
-// bufferMean reads the samples of kind newer than *cursor and returns their
-// time-weighted mean: each sample stands for the time since the one before
-// it; the first, since the cursor or, before any sample was seen, since the
-// previous tick (since, µs). On the first tick only the newest counts. ok is
-// false when there is no new sample.
-func bufferMean(h nvmlx.Device, kind nvmlx.SampleKind, cursor *uint64, first bool, since uint64) (v Value[Percent], ok bool, err error) {
-	samples, err := h.Samples(kind, *cursor)
+// bufferMean reads the samples of kind new to the cursor and returns their
+// time-weighted mean (timeWeightedMean): the first stands for the time
+// since the cursor's position or, before any sample was seen, since the
+// previous tick (since, µs). ok is false when there is no new sample.
+func bufferMean(h nvmlx.Device, kind nvmlx.SampleKind, c *sampleCursor[nvmlx.Sample], now time.Time, since uint64) (v Value[Percent], ok bool, err error) {
+	samples, from, err := c.read(now, func(lastSeen uint64) ([]nvmlx.Sample, error) { return h.Samples(kind, lastSeen) })
 	if err != nil || len(samples) == 0 {
 		return v, false, err
 	}
-	slices.SortFunc(samples, func(a, b nvmlx.Sample) int { return cmpU64(a.Timestamp, b.Timestamp) })
-	newest := samples[len(samples)-1]
-	lower := *cursor
-	*cursor = newest.Timestamp
-	if first {
-		return Some(Percent(newest.Value)), true, nil
+	if from == 0 {
+		from = since
 	}
-	if lower == 0 {
-		lower = since
-	}
-	if lower >= samples[0].Timestamp {
-		lower = samples[0].Timestamp // no bound before the first sample: it counts for nothing
-	}
-	var sum, span float64
-	for _, s := range samples {
-		w := float64(s.Timestamp - lower)
-		sum += s.Value * w
-		span += w
-		lower = s.Timestamp
-	}
-	if span == 0 {
-		var mean float64
-		for _, s := range samples {
-			mean += s.Value / float64(len(samples))
-		}
-		return Some(Percent(mean)), true, nil
-	}
-	return Some(Percent(sum / span)), true, nil
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return Some(Percent(timeWeightedMean(samples, from, func(s nvmlx.Sample) float64 { return s.Value }))), true, nil
 }
 
 type gpuMem struct{ gpu, mem uint32 }
@@ -444,7 +400,7 @@ type procUtil struct{ sm, mem meanAcc }
 
 // processes merges the GPU's process lists into the counters and returns
 // those that left.
-func (g *gpuAccum) processes(h nvmlx.Device, now time.Time, first bool) []ProcessCounters {
+func (g *gpuAccum) processes(h nvmlx.Device, now time.Time) []ProcessCounters {
 	r := &reader{d: g.d, h: h}
 	list, err := listProcesses(r, g.d.lib.hosts, g.list)
 	if err != nil {
@@ -479,7 +435,7 @@ func (g *gpuAccum) processes(h nvmlx.Device, now time.Time, first bool) []Proces
 	g.d.lib.hosts.release(g, left)
 	slices.SortFunc(exited, func(a, b ProcessCounters) int { return a.PID - b.PID })
 
-	util, utilErr := g.processUtilization(h, len(g.seen) > 0, first)
+	util, utilErr := g.processUtilization(h, now, len(g.seen) > 0)
 	for pid, s := range g.seen {
 		p := g.procs[pid]
 		if p == nil {
@@ -569,7 +525,7 @@ func (m meanAcc) mean() Percent {
 
 // processUtilization returns each process's mean SM and memory utilization
 // over its samples newer than the cursor; a process without one was idle.
-func (g *gpuAccum) processUtilization(h nvmlx.Device, anyProcs, first bool) (map[uint32]procUtil, error) {
+func (g *gpuAccum) processUtilization(h nvmlx.Device, now time.Time, anyProcs bool) (map[uint32]procUtil, error) {
 	if g.d.mig != nil {
 		return nil, errNotOnMIG
 	}
@@ -583,26 +539,18 @@ func (g *gpuAccum) processUtilization(h nvmlx.Device, anyProcs, first bool) (map
 	if !anyProcs {
 		return g.util, nil
 	}
-	samples, err := h.ProcessUtilization(g.procCursor)
+	samples, _, err := g.procCursor.read(now, h.ProcessUtilization)
 	if err != nil {
 		if errors.Is(err, ErrNotSupported) {
 			g.procUtilErr = err
 		}
 		return nil, err
 	}
-	newest := g.procCursor
 	for _, s := range samples {
-		newest = max(newest, s.Timestamp)
-	}
-	for _, s := range samples {
-		if first && s.Timestamp+sampleWindow < newest {
-			continue // before the accumulator started
-		}
 		u := g.util[s.PID]
 		u.sm.sum, u.sm.n = u.sm.sum+float64(s.SM), u.sm.n+1
 		u.mem.sum, u.mem.n = u.mem.sum+float64(s.Memory), u.mem.n+1
 		g.util[s.PID] = u
 	}
-	g.procCursor = newest
 	return g.util, nil
 }

@@ -11,7 +11,7 @@ import (
 // keeps its own sample cursor, apart from the Device's, so that other
 // readers of the device never take samples away from the counters.
 type vgpuAccum struct {
-	cursor uint64 // newest instance sample seen (µs)
+	cursor sampleCursor[nvmlx.VgpuSample] // the rules are tickVgpuRules
 	byID   map[uint32]*VgpuCounters
 	order  []uint32 // the IDs of byID, sorted
 	err    error
@@ -36,13 +36,13 @@ func (a *vgpuAccum) sample(d *Device, h nvmlx.Device, now time.Time) {
 	if a.byID == nil {
 		a.byID = map[uint32]*VgpuCounters{}
 	}
+	a.cursor.rules = tickVgpuRules
 	means := map[uint32][4]float64{}
-	if samples, err := h.VgpuUtilization(a.cursor); err != nil {
+	if samples, _, err := a.cursor.read(now, h.VgpuUtilization); err != nil {
 		a.err = err
 	} else {
 		var sums = map[uint32]*[5]float64{}
 		for _, s := range samples {
-			a.cursor = max(a.cursor, s.Timestamp)
 			x := sums[s.Instance]
 			if x == nil {
 				x = new([5]float64)

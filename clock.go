@@ -1,6 +1,9 @@
 package nvgo
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Clock is the time source of nvgo's samplers (Accumulator, Collector).
 // Programs use SystemClock; tests pass a fake that moves only when told to,
@@ -34,13 +37,54 @@ type sysTimer struct{ t *time.Timer }
 func (t sysTimer) C() <-chan time.Time { return t.t.C }
 func (t sysTimer) Stop() bool          { return t.t.Stop() }
 
-// nextDeadline returns the first deadline start + n·interval that lies after
-// now, so a sampler that fell behind skips the ticks it missed instead of
-// firing them in a burst, and never drifts.
-func nextDeadline(start, now time.Time, interval time.Duration) time.Time {
-	if now.Before(start) {
-		return start
+// schedule is the one timetable of nvgo's samplers (Accumulator,
+// Collector): deadlines at start + n·interval on a Clock, so a sampler
+// never drifts, and a deadline that passes while the work of an earlier one
+// still runs is skipped and counted, not made up in a burst. Deadline 0 is
+// start itself, which the sampler takes at once.
+type schedule struct {
+	start    time.Time
+	interval time.Duration
+	n        uint64 // the index of the next deadline
+	missed   uint64 // deadlines skipped so far
+}
+
+func newSchedule(start time.Time, interval time.Duration) schedule {
+	return schedule{start: start, interval: interval, n: 1}
+}
+
+// due returns the next deadline.
+func (s *schedule) due() time.Time { return s.start.Add(time.Duration(s.n) * s.interval) }
+
+// take records that the due deadline is taken at now; deadlines that
+// passed since it was due are skipped.
+func (s *schedule) take(now time.Time) {
+	s.n++
+	s.skipPast(now)
+}
+
+// skipPast skips, and counts as missed, every deadline at or before t that
+// was not taken. A sampler calls it when its work ends, so that deadlines
+// that passed while the work ran are not made up.
+func (s *schedule) skipPast(t time.Time) {
+	if t.Before(s.start) {
+		return
 	}
-	n := now.Sub(start)/interval + 1
-	return start.Add(n * interval)
+	if after := uint64(t.Sub(s.start)/s.interval) + 1; after > s.n {
+		s.missed += after - s.n
+		s.n = after
+	}
+}
+
+// sleepUntil waits on clock until t or until ctx ends, whichever comes
+// first, and returns ctx's error in the second case.
+func sleepUntil(ctx context.Context, clock Clock, t time.Time) error {
+	timer := clock.NewTimer(t.Sub(clock.Now()))
+	select {
+	case <-ctx.Done():
+		timer.Stop()
+		return ctx.Err()
+	case <-timer.C():
+		return nil
+	}
 }

@@ -120,7 +120,7 @@ func WithCollectorInterval(d time.Duration) CollectorOption {
 }
 
 // WithCollectorClock sets the clock that times samples and the background
-// goroutines (default SystemClock()). Tests pass a fake.
+// goroutines (default the Library's, WithClock). Tests pass a fake.
 func WithCollectorClock(c Clock) CollectorOption {
 	return func(o *collectorOptions) { o.clock = c }
 }
@@ -138,7 +138,7 @@ func (l *Library) NewCollector(opts ...CollectorOption) (*Collector, error) {
 		return nil, fmt.Errorf("nvgo: collector interval %v is not positive: %w", o.interval, ErrInvalidArgument)
 	}
 	if o.clock == nil {
-		o.clock = SystemClock()
+		o.clock = l.clock
 	}
 	if o.roots == nil {
 		o.roots = []int{os.Getpid()}
@@ -368,35 +368,33 @@ func (c *Collector) run(ctx context.Context, every time.Duration, onCollect func
 	if c.sample(ctx, c.interval/2) != nil {
 		return
 	}
-	nextSample := nextDeadline(start, start, c.interval)
-	var nextCollect time.Time
+	samples := newSchedule(start, c.interval)
+	var collects schedule
 	if onCollect != nil {
-		nextCollect = nextDeadline(start, start, every)
+		collects = newSchedule(start, every)
 	}
 	for {
-		wake := nextSample
-		if onCollect != nil && nextCollect.Before(wake) {
-			wake = nextCollect
+		wake := samples.due()
+		if onCollect != nil && collects.due().Before(wake) {
+			wake = collects.due()
 		}
-		t := c.clock.NewTimer(wake.Sub(c.clock.Now()))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if sleepUntil(ctx, c.clock, wake) != nil {
 			return
-		case <-t.C():
 		}
-		if now := c.clock.Now(); !now.Before(nextSample) {
+		if now := c.clock.Now(); !now.Before(samples.due()) {
+			samples.take(now)
 			if c.sample(ctx, c.interval/2) != nil {
 				return
 			}
-			nextSample = nextDeadline(start, c.clock.Now(), c.interval)
+			samples.skipPast(c.clock.Now())
 		}
-		if now := c.clock.Now(); onCollect != nil && !now.Before(nextCollect) {
+		if now := c.clock.Now(); onCollect != nil && !now.Before(collects.due()) {
+			collects.take(now)
 			m, err := c.Collect(ctx)
 			if ctx.Err() != nil || !onCollect(m, err) {
 				return
 			}
-			nextCollect = nextDeadline(start, c.clock.Now(), every)
+			collects.skipPast(c.clock.Now())
 		}
 	}
 }

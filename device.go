@@ -6,7 +6,6 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jellydator/ttlcache/v3"
 
@@ -97,6 +96,7 @@ func (l *Library) newDeviceWith(i int, lookup func() (nvmlx.Device, error)) *Dev
 		)
 	}
 	d.procs.init()
+	d.vgpus.init()
 	return d
 }
 
@@ -251,7 +251,7 @@ func (d *Device) cached(f Fields) *DeviceSnapshot {
 		return &s
 	}
 	d.metricsRead.Store(true)
-	if l := d.latest.Load(); l != nil && l.Fields&f == f && time.Since(l.Timestamp) < d.lib.cacheTTL {
+	if l := d.latest.Load(); l != nil && l.Fields&f == f && d.lib.clock.Now().Sub(l.Timestamp) < d.lib.cacheTTL {
 		return l
 	}
 	return d.cache.Get(f).Value()
@@ -534,7 +534,7 @@ func (d *Device) read(f Fields, hosts *hostMemo) DeviceSnapshot {
 
 // readInto is read into *dst (of a Snapshot, say), which it overwrites.
 func (d *Device) readInto(dst *DeviceSnapshot, f Fields, hosts *hostMemo) {
-	*dst = DeviceSnapshot{Timestamp: time.Now(), Index: d.index, Fields: f}
+	*dst = DeviceSnapshot{Timestamp: d.lib.clock.Now(), Index: d.index, Fields: f}
 	s := dst
 	s.UUID = d.UUID().Or("")
 	s.Name = d.Name()

@@ -57,13 +57,18 @@
 // maximum clocks, NVLink link count) are read once per Device. Per-metric
 // methods share a short TTL cache (DefaultCacheTTL). Library.Snapshot reads
 // every dynamic value fresh with the fewest NVML calls: process lists take one
-// call per kind, per-process utilization keeps a cursor at the newest driver
-// sample seen, power, power limit, ECC and NVLink counters come from one
-// batched field-value call, and a reading the GPU answered "not supported"
-// is not asked again.
+// call per kind with a buffer sized from the previous answer, per-process
+// utilization keeps a cursor at the newest driver sample seen, power, power
+// limit, ECC, NVLink and PCIe counters come from one batched field-value
+// call, a reading the GPU answered "not supported" (or an old driver
+// "invalid argument") is not asked again, and each host process costs one
+// read of /proc/PID/stat.
 //
 // # Concurrency
 //
-// Library, Device, GpuProcess and HostProcess are safe for concurrent use;
-// nvgo starts no background goroutine.
+// Library, Device, GpuProcess, HostProcess, Accumulator and Collector are
+// safe for concurrent use. Reading nvgo starts no goroutine; the samplers
+// do, one each: StartAccumulator until its context ends, and
+// Collector.Start and Collector.CollectInBackground until theirs ends. All
+// of them keep time on the Library's clock (WithClock) unless given one.
 package nvgo

@@ -31,6 +31,7 @@ type Library struct {
 	openErr  error
 	cacheTTL time.Duration
 	log      *slog.Logger
+	clock    Clock
 	hosts    *hostProcessTable
 
 	mu       sync.Mutex
@@ -49,6 +50,7 @@ type options struct {
 	backend  nvmlx.Backend
 	cacheTTL time.Duration
 	log      *slog.Logger
+	clock    Clock
 }
 
 // Option configures Open.
@@ -60,6 +62,13 @@ func WithCacheTTL(d time.Duration) Option { return func(o *options) { o.cacheTTL
 
 // WithLogger sets the logger for debug messages (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithClock sets the clock of the Library's time-keeping (default
+// SystemClock()): the timestamps of snapshots, how long a snapshot serves
+// the per-metric methods, how recent a process's utilization sample must
+// be, and the samplers (Accumulator, Collector) that name no clock of their
+// own. Tests pass a fake.
+func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
 
 // Open returns a Library over the system's NVML (libnvidia-ml.so.1), or over
 // the nvml.Interface given with WithNVML. It does not touch NVML: the first
@@ -73,7 +82,10 @@ func Open(opts ...Option) (*Library, error) {
 	if o.log == nil {
 		o.log = slog.Default()
 	}
-	l := &Library{backend: o.backend, cacheTTL: o.cacheTTL, log: o.log, hosts: newHostProcessTable()}
+	if o.clock == nil {
+		o.clock = SystemClock()
+	}
+	l := &Library{backend: o.backend, cacheTTL: o.cacheTTL, log: o.log, clock: o.clock, hosts: newHostProcessTable()}
 	if l.backend == nil {
 		b, err := nvmlx.Default()
 		if err != nil {

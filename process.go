@@ -173,27 +173,16 @@ func (d *Device) Processes(ctx context.Context) ([]*GpuProcess, error) {
 type processState struct {
 	mu    sync.Mutex
 	procs map[int]*GpuProcess
-	// cursor is the newest sample timestamp seen (µs): the next
-	// GetProcessUtilization asks only for newer samples.
-	cursor      uint64
-	cursorMoved time.Time
-	samples     map[uint32]nvmlx.ProcessSample
-	list        []listedProcess // the buffer of the last listing
+	// util keeps each process's newest utilization sample, read from the
+	// Device's own cursor.
+	util newestByKey[uint32, nvmlx.ProcessSample]
+	list []listedProcess // the buffer of the last listing
 }
 
 func (s *processState) init() {
 	s.procs = map[int]*GpuProcess{}
-	s.samples = map[uint32]nvmlx.ProcessSample{}
+	s.util = newNewestByKey(currentProcessRules, func(s nvmlx.ProcessSample) uint32 { return s.PID })
 }
-
-// sampleWindow is how old (in driver time) a process's newest sample may be,
-// relative to the device's newest, and still count as its current
-// utilization; older means the process was idle since.
-const sampleWindow = uint64(time.Second / time.Microsecond)
-
-// staleAfter is how long without any new sample on the device before every
-// process counts as idle.
-const staleAfter = 2 * time.Second
 
 func instanceID(v uint32) Value[int] {
 	if v == nvmlx.NoInstance {
@@ -222,29 +211,17 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 	}
 	st.list = list
 
-	utilErr := error(nil)
-	if d.mig != nil {
-		// NVML keeps no per-process samples on MIG: unknown, not 0%.
-		utilErr = errNotOnMIG
-	} else if len(list) > 0 && r.lost == nil {
-		samples, err := h.ProcessUtilization(st.cursor)
-		r.check(err)
-		utilErr = err
-		for _, s := range samples {
-			if old, ok := st.samples[s.PID]; !ok || s.Timestamp >= old.Timestamp {
-				st.samples[s.PID] = s
-			}
-			if s.Timestamp > st.cursor {
-				st.cursor = s.Timestamp
-				st.cursorMoved = time.Now()
-			}
-		}
-	} else if r.lost != nil {
+	now := d.lib.clock.Now()
+	var utilErr error
+	switch {
+	case d.mig != nil:
+		utilErr = errNotOnMIG // NVML keeps no per-process samples on MIG: unknown, not 0%
+	case r.lost != nil:
 		utilErr = r.lost
+	case len(list) > 0:
+		utilErr = r.check(st.util.poll(now, h.ProcessUtilization))
 	}
-	stale := time.Since(st.cursorMoved) > staleAfter
 
-	now := time.Now()
 	live := make(map[int]*GpuProcess, len(list))
 	out := make([]*GpuProcess, 0, len(list))
 	for _, e := range list {
@@ -258,9 +235,9 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 			if utilErr != nil {
 				return NA[Percent](ReasonOf(utilErr), utilErr)
 			}
-			s, ok := st.samples[uint32(pid)]
-			if !ok || stale || s.Timestamp+sampleWindow < st.cursor {
-				return Some(Percent(0))
+			s, ok := st.util.get(uint32(pid), now)
+			if !ok {
+				return Some(Percent(0)) // no recent sample: idle
 			}
 			return Some(Percent(get(s)))
 		}
@@ -285,11 +262,7 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 	}
 	d.lib.hosts.release(d, left)
 	st.procs = live
-	for pid := range st.samples {
-		if _, ok := live[int(pid)]; !ok {
-			delete(st.samples, pid)
-		}
-	}
+	st.util.forget(func(pid uint32) bool { return live[int(pid)] != nil })
 	return out, nil
 }
 

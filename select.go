@@ -237,24 +237,16 @@ func (d *Device) windowUtilization(kind nvmlx.SampleKind, window time.Duration) 
 	if err != nil {
 		return Value[Percent]{}, false
 	}
-	samples, err := h.Samples(kind, 0)
+	// A cursor of its own that starts afresh: the first read keeps the
+	// samples of the last window.
+	c := sampleCursor[nvmlx.Sample]{rules: sampleRules{first: window}}
+	samples, _, err := c.read(d.lib.clock.Now(), func(uint64) ([]nvmlx.Sample, error) { return h.Samples(kind, 0) })
 	if err != nil || len(samples) == 0 {
 		return Value[Percent]{}, false
 	}
-	newest := uint64(0)
-	for _, s := range samples {
-		newest = max(newest, s.Timestamp)
-	}
-	since := newest - min(newest, uint64(window/time.Microsecond))
-	var sum float64
-	n := 0
-	for _, s := range samples {
-		if s.Timestamp >= since {
-			sum += s.Value
-			n++
-		}
-	}
-	return Some(Percent(math.Round(sum/float64(n)*10) / 10)), true
+	from := samples[len(samples)-1].Timestamp - min(samples[len(samples)-1].Timestamp, micros(window))
+	mean := timeWeightedMean(samples, from, func(s nvmlx.Sample) float64 { return s.Value })
+	return Some(Percent(math.Round(mean*10) / 10)), true
 }
 
 // score decides whether c passes the loosened thresholds and how many strict

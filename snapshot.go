@@ -199,14 +199,14 @@ func (l *Library) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapsh
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	snap := &Snapshot{Timestamp: time.Now(), Fields: o.fields, Devices: make([]DeviceSnapshot, len(devs))}
+	snap := &Snapshot{Timestamp: l.clock.Now(), Fields: o.fields, Devices: make([]DeviceSnapshot, len(devs))}
 	snap.DriverVersion, snap.CUDADriverVersion, snap.NVMLVersion = l.versions()
 
 	hosts := newHostMemo()
 	for i, d := range devs {
 		func() {
 			if ctx.Err() != nil {
-				snap.Devices[i] = DeviceSnapshot{Index: d.index, Timestamp: time.Now()}
+				snap.Devices[i] = DeviceSnapshot{Index: d.index, Timestamp: l.clock.Now()}
 				snap.Devices[i].setErr(ctx.Err())
 				return
 			}

@@ -350,11 +350,12 @@ func (v *VgpuInstance) Utilization() Value[VgpuUtilization] {
 	st := &v.device.vgpus
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if err := st.pollUtilization(h); err != nil {
+	now := v.device.lib.clock.Now()
+	if err := st.pollUtilization(h, now); err != nil {
 		err = fmt.Errorf("%s: %w", v.device.label(), err)
 		return NA[VgpuUtilization](ReasonOf(err), err)
 	}
-	return st.utilizationOf(v)
+	return st.utilizationOf(v, now)
 }
 
 // Processes returns the processes inside the instance's VM that used the
@@ -370,7 +371,7 @@ func (v *VgpuInstance) Processes() ([]VgpuProcess, error) {
 	st := &v.device.vgpus
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if err := st.pollProcesses(h); err != nil {
+	if err := st.pollProcesses(h, v.device.lib.clock.Now()); err != nil {
 		return nil, fmt.Errorf("%s: %w", v.device.label(), err)
 	}
 	return st.processesOf(v.id), nil
@@ -516,22 +517,23 @@ func (l *Library) VgpuInstances() ([]*VgpuInstance, error) {
 }
 
 // vgpuState is a device's vGPU bookkeeping: the instances of the latest
-// listing, and the newest utilization samples read with the cursors.
+// listing, and the newest utilization samples of the instances and of the
+// processes in their VMs, read with the Device's own cursors.
 type vgpuState struct {
 	mu        sync.Mutex
 	instances map[uint32]*VgpuInstance
-
-	// utilCursor is the newest instance sample timestamp seen (µs): the next
-	// nvmlDeviceGetVgpuUtilization asks only for newer ones.
-	utilCursor uint64
-	util       map[uint32]nvmlx.VgpuSample
-
-	procCursor      uint64
-	procCursorMoved time.Time
-	procs           map[vgpuProcKey]nvmlx.VgpuProcessSample
+	util      newestByKey[uint32, nvmlx.VgpuSample]
+	procs     newestByKey[vgpuProcKey, nvmlx.VgpuProcessSample]
 }
 
 type vgpuProcKey struct{ instance, pid uint32 }
+
+func (st *vgpuState) init() {
+	st.util = newNewestByKey(newestSampleRules, func(s nvmlx.VgpuSample) uint32 { return s.Instance })
+	st.procs = newNewestByKey(currentProcessRules, func(s nvmlx.VgpuProcessSample) vgpuProcKey {
+		return vgpuProcKey{s.Instance, s.PID}
+	})
+}
 
 // adopt maps a listing onto the instance objects, keeping those still
 // listed and forgetting the others with their samples.
@@ -552,44 +554,22 @@ func (st *vgpuState) adopt(d *Device, hs []nvmlx.VgpuInstance) []*VgpuInstance {
 		out = append(out, v)
 	}
 	st.instances = live
-	for id := range st.util {
-		if live[id] == nil {
-			delete(st.util, id)
-		}
-	}
-	for k := range st.procs {
-		if live[k.instance] == nil {
-			delete(st.procs, k)
-		}
-	}
+	st.util.forget(func(id uint32) bool { return live[id] != nil })
+	st.procs.forget(func(k vgpuProcKey) bool { return live[k.instance] != nil })
 	return out
 }
 
-// pollUtilization reads the instance samples newer than the cursor and
-// keeps each instance's newest. A sample at or before the cursor is never
-// asked for again.
-func (st *vgpuState) pollUtilization(h nvmlx.Device) error {
-	samples, err := h.VgpuUtilization(st.utilCursor)
-	if err != nil {
-		return err
-	}
-	if st.util == nil {
-		st.util = map[uint32]nvmlx.VgpuSample{}
-	}
-	for _, s := range samples {
-		if old, ok := st.util[s.Instance]; !ok || s.Timestamp >= old.Timestamp {
-			st.util[s.Instance] = s
-		}
-		st.utilCursor = max(st.utilCursor, s.Timestamp)
-	}
-	return nil
+// pollUtilization reads the instance samples the Device has not seen and
+// keeps each instance's newest.
+func (st *vgpuState) pollUtilization(h nvmlx.Device, now time.Time) error {
+	return st.util.poll(now, h.VgpuUtilization)
 }
 
-func (st *vgpuState) utilizationOf(v *VgpuInstance) Value[VgpuUtilization] {
+func (st *vgpuState) utilizationOf(v *VgpuInstance, now time.Time) Value[VgpuUtilization] {
 	if !v.hasID {
 		return NA[VgpuUtilization](NotSupported, fmt.Errorf("%s: instance has no ID to match samples: %w", v.label(), ErrNotSupported))
 	}
-	s, ok := st.util[v.id]
+	s, ok := st.util.get(v.id, now)
 	if !ok {
 		return NA[VgpuUtilization](NotReported, fmt.Errorf("%s: no utilization sample yet: %w", v.label(), ErrNotReported))
 	}
@@ -599,42 +579,19 @@ func (st *vgpuState) utilizationOf(v *VgpuInstance) Value[VgpuUtilization] {
 	})
 }
 
-// pollProcesses reads the process samples newer than the cursor. A
-// process's newest sample counts while it is within sampleWindow of the
-// newest on the device, and none do once no sample came for staleAfter:
+// pollProcesses reads the process samples the Device has not seen. A
+// process's newest sample counts while it is recent (currentProcessRules):
 // the driver reports only busy processes, so one without a recent sample
 // is idle (or gone).
-func (st *vgpuState) pollProcesses(h nvmlx.Device) error {
-	samples, err := h.VgpuProcessUtilization(st.procCursor)
-	if err != nil {
-		return err
-	}
-	if st.procs == nil {
-		st.procs = map[vgpuProcKey]nvmlx.VgpuProcessSample{}
-	}
-	for _, s := range samples {
-		k := vgpuProcKey{s.Instance, s.PID}
-		if old, ok := st.procs[k]; !ok || s.Timestamp >= old.Timestamp {
-			st.procs[k] = s
-		}
-		if s.Timestamp > st.procCursor {
-			st.procCursor, st.procCursorMoved = s.Timestamp, time.Now()
-		}
-	}
-	stale := time.Since(st.procCursorMoved) > staleAfter
-	for k, s := range st.procs {
-		if stale || s.Timestamp+sampleWindow < st.procCursor {
-			delete(st.procs, k)
-		}
-	}
-	return nil
+func (st *vgpuState) pollProcesses(h nvmlx.Device, now time.Time) error {
+	return st.procs.poll(now, h.VgpuProcessUtilization)
 }
 
 // processesOf returns the kept samples of one instance, newest first, then
 // by PID.
 func (st *vgpuState) processesOf(instance uint32) []VgpuProcess {
 	out := []VgpuProcess{}
-	for k, s := range st.procs {
+	for k, s := range st.procs.newest {
 		if k.instance != instance {
 			continue
 		}

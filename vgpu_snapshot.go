@@ -69,15 +69,16 @@ func (v *VgpuInstance) Snapshot() VgpuInstanceSnapshot {
 	}
 	st := &v.device.vgpus
 	st.mu.Lock()
-	utilErr := st.pollUtilization(h)
-	procErr := st.pollProcesses(h)
+	now := v.device.lib.clock.Now()
+	utilErr := st.pollUtilization(h, now)
+	procErr := st.pollProcesses(h, now)
 	st.mu.Unlock()
 	return v.read(utilErr, procErr)
 }
 
 func (v *VgpuInstance) newSnapshot() VgpuInstanceSnapshot {
 	return VgpuInstanceSnapshot{
-		Timestamp:   time.Now(),
+		Timestamp:   v.device.lib.clock.Now(),
 		ID:          v.id,
 		DeviceIndex: v.device.index,
 		DeviceUUID:  v.device.UUID().Or(""),
@@ -145,7 +146,7 @@ func (v *VgpuInstance) read(utilErr, procErr error) VgpuInstanceSnapshot {
 	st.mu.Lock()
 	var u Value[VgpuUtilization]
 	if utilErr == nil {
-		u = st.utilizationOf(v)
+		u = st.utilizationOf(v, v.device.lib.clock.Now())
 	} else {
 		err := fmt.Errorf("%s: %w", v.device.label(), utilErr)
 		u = NA[VgpuUtilization](ReasonOf(err), err)
@@ -221,10 +222,11 @@ func (d *Device) readVgpus(r *reader, s *DeviceSnapshot) {
 	}
 	st := &d.vgpus
 	st.mu.Lock()
-	utilErr := r.check(st.pollUtilization(r.h))
+	now := d.lib.clock.Now()
+	utilErr := r.check(st.pollUtilization(r.h, now))
 	var procErr error
 	if r.lost == nil {
-		procErr = r.check(st.pollProcesses(r.h))
+		procErr = r.check(st.pollProcesses(r.h, now))
 	} else {
 		procErr = r.lost
 	}

@@ -350,3 +350,15 @@ const (
 	LicenseExpiryNotApplicable = 3
 	LicenseExpiryPermanent     = 4
 )
+
+// Stamp returns the sample's driver timestamp (µs).
+func (s Sample) Stamp() uint64 { return s.Timestamp }
+
+// Stamp returns the sample's driver timestamp (µs).
+func (s ProcessSample) Stamp() uint64 { return s.Timestamp }
+
+// Stamp returns the sample's driver timestamp (µs).
+func (s VgpuSample) Stamp() uint64 { return s.Timestamp }
+
+// Stamp returns the sample's driver timestamp (µs).
+func (s VgpuProcessSample) Stamp() uint64 { return s.Timestamp }
