@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jellydator/ttlcache/v3"
 
@@ -381,7 +382,7 @@ func (d *Device) MIGModePending() Value[OnOff] { return d.cached(FieldMIGMode).M
 // Snapshot reads the groups f of this device now, bypassing the cache, and
 // returns plain data. With FieldProcesses it includes the processes.
 func (d *Device) Snapshot(f Fields) DeviceSnapshot {
-	s := d.read(f, newHostMemo())
+	s := d.read(f, nil)
 	d.remember(f, s)
 	return s
 }
@@ -433,8 +434,8 @@ const (
 // property of a GPU and driver, so a snapshot does not pay for it again.
 type capabilities struct {
 	unsupported [numOps]atomic.Pointer[error]
-	mu          sync.Mutex
-	fields      map[uint32]error // field IDs the driver does not answer
+	mu          sync.Mutex                       // serialises noteField's copies
+	fields      atomic.Pointer[map[uint32]error] // field IDs the driver does not answer; copied on write
 }
 
 func (c *capabilities) known(o op) error {
@@ -453,9 +454,10 @@ func (c *capabilities) note(o op, err error) {
 
 // fieldKnown returns why a field ID is known not to be answered, or nil.
 func (c *capabilities) fieldKnown(id uint32) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.fields[id]
+	if m := c.fields.Load(); m != nil {
+		return (*m)[id]
+	}
+	return nil
 }
 
 // noteField remembers a field ID the driver does not answer: NOT_SUPPORTED
@@ -464,11 +466,17 @@ func (c *capabilities) fieldKnown(id uint32) error {
 func (c *capabilities) noteField(id uint32, err error) {
 	if err != nil && (errors.Is(err, ErrNotSupported) || errors.Is(err, ErrInvalidArgument)) {
 		c.mu.Lock()
-		if c.fields == nil {
-			c.fields = map[uint32]error{}
+		defer c.mu.Unlock()
+		m := map[uint32]error{id: err}
+		if old := c.fields.Load(); old != nil {
+			if (*old)[id] != nil {
+				return
+			}
+			for k, v := range *old {
+				m[k] = v
+			}
 		}
-		c.fields[id] = err
-		c.mu.Unlock()
+		c.fields.Store(&m)
 	}
 }
 
@@ -488,6 +496,7 @@ func try[T any](d *Device, o op, f func() (T, error)) (T, error) {
 type reader struct {
 	d     *Device
 	h     nvmlx.Device
+	now   time.Time // the pass's timestamp; zero: read the clock
 	lost  error
 	batch fieldBatch // the pass's batched field values
 }
@@ -497,7 +506,7 @@ var readers = sync.Pool{New: func() any { return new(reader) }}
 
 // release gives a pooled reader back.
 func (r *reader) release() {
-	r.d, r.h, r.lost = nil, nil, nil
+	r.d, r.h, r.now, r.lost = nil, nil, time.Time{}, nil
 	r.batch.n, r.batch.ok = 0, false
 	readers.Put(r)
 }
@@ -534,7 +543,10 @@ func (d *Device) read(f Fields, hosts *hostMemo) DeviceSnapshot {
 
 // readInto is read into *dst (of a Snapshot, say), which it overwrites.
 func (d *Device) readInto(dst *DeviceSnapshot, f Fields, hosts *hostMemo) {
-	*dst = DeviceSnapshot{Timestamp: d.lib.clock.Now(), Index: d.index, Fields: f}
+	if hosts == nil {
+		hosts = newHostMemo(d.lib.clock.Now())
+	}
+	*dst = DeviceSnapshot{Timestamp: hosts.stamp, Index: d.index, Fields: f}
 	s := dst
 	s.UUID = d.UUID().Or("")
 	s.Name = d.Name()
@@ -558,7 +570,7 @@ func (d *Device) readInto(dst *DeviceSnapshot, f Fields, hosts *hostMemo) {
 	}
 	r := readers.Get().(*reader)
 	defer r.release()
-	r.d, r.h = d, h
+	r.d, r.h, r.now = d, h, hosts.stamp
 	r.readMetrics(s, f)
 	if f&FieldMIGDevices != 0 && d.mig == nil {
 		d.readMIG(r, s, hosts)

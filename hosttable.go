@@ -265,29 +265,26 @@ func (t *hostProcessTable) len() int {
 // snapshot (a process on several GPUs is read once; its CPU percent delta is
 // taken once).
 type hostMemo struct {
-	mu  sync.Mutex
-	now time.Time
-	m   map[*HostProcess]*hostMemoEntry
+	now   time.Time // host time, for CPU percentages
+	stamp time.Time // the pass's timestamp, on the Library's clock
+	m     map[*HostProcess]HostProcessSnapshot
 }
 
-type hostMemoEntry struct {
-	once sync.Once
-	snap HostProcessSnapshot
-}
-
-func newHostMemo() *hostMemo {
-	return &hostMemo{now: time.Now(), m: map[*HostProcess]*hostMemoEntry{}}
+// newHostMemo starts the memo of one pass (a snapshot), stamped on the
+// Library's clock. A memo is used by one goroutine.
+func newHostMemo(stamp time.Time) *hostMemo {
+	return &hostMemo{now: time.Now(), stamp: stamp}
 }
 
 // get returns p's snapshot, taken from st when fresh (read at lookup).
 func (m *hostMemo) get(p *HostProcess, st procStat, fresh bool) HostProcessSnapshot {
-	m.mu.Lock()
-	e := m.m[p]
-	if e == nil {
-		e = &hostMemoEntry{}
-		m.m[p] = e
+	if s, ok := m.m[p]; ok {
+		return s
 	}
-	m.mu.Unlock()
-	e.once.Do(func() { e.snap = p.snapshot(st, fresh, m.now) })
-	return e.snap
+	if m.m == nil {
+		m.m = map[*HostProcess]HostProcessSnapshot{}
+	}
+	s := p.snapshot(st, fresh, m.now)
+	m.m[p] = s
+	return s
 }

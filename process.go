@@ -211,7 +211,10 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 	}
 	st.list = list
 
-	now := d.lib.clock.Now()
+	now := r.now
+	if now.IsZero() {
+		now = d.lib.clock.Now()
+	}
 	var utilErr error
 	switch {
 	case d.mig != nil:
@@ -273,7 +276,7 @@ func (d *Device) readProcesses(r *reader, memTotal Value[Bytes], hosts *hostMemo
 		return nil, err
 	}
 	if hosts == nil {
-		hosts = newHostMemo()
+		hosts = newHostMemo(d.lib.clock.Now())
 	}
 	out := make([]GpuProcessSnapshot, len(procs))
 	for i, p := range procs {
@@ -284,7 +287,9 @@ func (d *Device) readProcesses(r *reader, memTotal Value[Bytes], hosts *hostMemo
 
 // Snapshot returns the process's figures as plain data, reading host
 // information now.
-func (p *GpuProcess) Snapshot() GpuProcessSnapshot { return p.snapshot(newHostMemo()) }
+func (p *GpuProcess) Snapshot() GpuProcessSnapshot {
+	return p.snapshot(newHostMemo(p.device.lib.clock.Now()))
+}
 
 func (p *GpuProcess) snapshot(hosts *hostMemo) GpuProcessSnapshot {
 	p.mu.RLock()

@@ -104,9 +104,9 @@ func parseProcStat(b []byte) (procStat, error) {
 		for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\n') {
 			rest = rest[1:]
 		}
-		end := bytes.IndexAny(rest, " \n")
-		if end < 0 {
-			end = len(rest)
+		end := 0
+		for end < len(rest) && rest[end] != ' ' && rest[end] != '\n' {
+			end++
 		}
 		field := rest[:end]
 		rest = rest[end:]

@@ -202,7 +202,7 @@ func (l *Library) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapsh
 	snap := &Snapshot{Timestamp: l.clock.Now(), Fields: o.fields, Devices: make([]DeviceSnapshot, len(devs))}
 	snap.DriverVersion, snap.CUDADriverVersion, snap.NVMLVersion = l.versions()
 
-	hosts := newHostMemo()
+	hosts := newHostMemo(snap.Timestamp)
 	for i, d := range devs {
 		func() {
 			if ctx.Err() != nil {

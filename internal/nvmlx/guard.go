@@ -460,14 +460,23 @@ func (d *device) FieldValues(reqs []FieldRequest, out []FieldResult) error {
 	if err := d.b.call(symDeviceGetFieldValues, func() nvml.Return { return d.h.GetFieldValues(vals) }); err != nil {
 		return err
 	}
-	for i, v := range vals {
-		out[i] = decodeField(v)
+	for i := range vals {
+		decodeField(&out[i], &vals[i])
 	}
 	return nil
 }
 
-func decodeField(v nvml.FieldValue) FieldResult {
-	r := FieldResult{Timestamp: v.Timestamp, Err: nverr.New("nvmlDeviceGetFieldValues", nverr.Code(v.NvmlReturn))}
+// decodeField writes the answered field value v into *r, in place: the
+// results live in the caller's buffer, which a pass reuses.
+func decodeField(r *FieldResult, v *nvml.FieldValue) {
+	r.Timestamp, r.Kind, r.Float, r.Uint, r.Int = v.Timestamp, FieldUint, 0, 0, 0
+	if v.NvmlReturn == uint32(nvml.SUCCESS) {
+		if r.Err != nil {
+			r.Err = nil
+		}
+	} else {
+		r.Err = nverr.New("nvmlDeviceGetFieldValues", nverr.Code(v.NvmlReturn))
+	}
 	b := v.Value[:]
 	switch nvml.ValueType(v.ValueType) {
 	case nvml.VALUE_TYPE_DOUBLE:
@@ -487,7 +496,6 @@ func decodeField(v nvml.FieldValue) FieldResult {
 			r.Err = nverr.New("nvmlDeviceGetFieldValues", nverr.Unknown)
 		}
 	}
-	return r
 }
 
 func processes(list []nvml.ProcessInfo) []ProcessInfo {
@@ -623,7 +631,8 @@ func (d *device) Samples(kind SampleKind, lastSeen uint64) (out []Sample, err er
 		}
 		out = make([]Sample, 0, len(l))
 		for _, s := range l {
-			v := decodeField(nvml.FieldValue{ValueType: uint32(t), Value: s.SampleValue})
+			var v FieldResult
+			decodeField(&v, &nvml.FieldValue{ValueType: uint32(t), Value: s.SampleValue})
 			if v.Err == nil {
 				out = append(out, Sample{Timestamp: s.TimeStamp, Value: v.AsFloat()})
 			}
