@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/nvgo/nvgo"
 )
 
 var errHelp = errors.New("help")
@@ -26,6 +28,12 @@ options:
   --ascii                ASCII characters only (no box drawing, no Unicode bars)
   --no-color             no colours (also when NO_COLOR is set or stdout is not a terminal)
   --json                 print one JSON object: {"devices": [{…, "processes": […]}]}
+  --fields LIST          with --json, the field groups to read (default all): a
+                         list of memory, bar1, utilization, codec, clocks, fan,
+                         temperature, power, pcie, nvlink, ecc,
+                         performance_state, display, persistence_mode,
+                         compute_mode, mig_mode, processes, mig_devices,
+                         vgpu_instances, or status (what the table shows)
   --simulate NAME|FILE   use a fake GPU fleet: dgx-a100, dgx-h100, dgx-h200,
                          dgx-b200, dgx-a100-mig, dgx-h100-mig, vgpu-h100, or
                          a scenario JSON file (see the README)
@@ -44,7 +52,20 @@ type options struct {
 	pids              []int
 	ascii, noColor    bool
 	json              bool
+	fields            nvgo.Fields // what to read; 0 until --fields
 	simulate          string
+}
+
+// readFields returns the field groups to read: what the table shows, or
+// with --json what --fields names (default all).
+func (o *options) readFields() nvgo.Fields {
+	switch {
+	case !o.json:
+		return nvgo.FieldsStatus
+	case o.fields != 0:
+		return o.fields
+	}
+	return nvgo.FieldsAll
 }
 
 // parseArgs reads nvitop-style flags: a flag may take several values
@@ -136,6 +157,23 @@ func parseArgs(args []string) (*options, error) {
 			err, o.noColor = noValue(), true
 		case "--json":
 			err, o.json = noValue(), true
+		case "--fields":
+			v := val
+			if !hasVal {
+				if i+1 >= len(args) || strings.HasPrefix(args[i+1], "-") {
+					return nil, fmt.Errorf("--fields needs a list of field groups")
+				}
+				i++
+				v = args[i]
+			}
+			f, perr := nvgo.ParseFields(v)
+			if perr != nil {
+				return nil, fmt.Errorf("--fields: %w", perr)
+			}
+			if f == 0 {
+				return nil, fmt.Errorf("--fields needs a list of field groups")
+			}
+			o.fields = f
 		case "--only-visible":
 			err, o.onlyVisible = noValue(), true
 		default:
@@ -144,6 +182,10 @@ func parseArgs(args []string) (*options, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if o.fields != 0 && !o.json {
+		// the table shows what it shows: reading less would print N/A
+		return nil, fmt.Errorf("--fields applies to --json only")
 	}
 	if o.onlyVisible && len(o.only) > 0 {
 		// NVML indices and CUDA's list are two different selections

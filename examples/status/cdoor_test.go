@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,6 +118,64 @@ func TestThroughTheDriverLibraryStatusShowsTheFleet(t *testing.T) {
 				t.Errorf("status should initialise and shut NVML down once: %v", calls.Calls)
 			}
 		})
+	}
+}
+
+// Status reads what it shows and no more, as the driver counts it: the
+// table no clocks, BAR1 or codec figures; --json --fields only the groups
+// named.
+func TestThroughTheDriverLibraryStatusReadsOnlyWhatItShows(t *testing.T) {
+	fleet, err := fakegpu.Preset("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	door := cdoortest.Serve(t, fleet, "current")
+	for _, tt := range []struct {
+		args     []string
+		want     []string // calls that must be made
+		wantNone []string // calls that must not
+	}{
+		{[]string{"--no-color"},
+			[]string{"nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetTemperature", "nvmlDeviceGetComputeRunningProcesses_v3"},
+			[]string{"nvmlDeviceGetClockInfo", "nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetEncoderUtilization"}},
+		{[]string{"--json"},
+			[]string{"nvmlDeviceGetClockInfo", "nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetEncoderUtilization"},
+			nil},
+		{[]string{"--json", "--fields", "memory"},
+			[]string{"nvmlDeviceGetMemoryInfo_v2"},
+			[]string{"nvmlDeviceGetTemperature", "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetFieldValues"}},
+	} {
+		code, stdout, stderr := runDoor(t, door, nil, tt.args...)
+		if code != 0 || stderr != "" {
+			t.Fatalf("status %v: exit %d\n%s", tt.args, code, stderr)
+		}
+		calls := door.CallCounts(t).Calls
+		for _, c := range tt.want {
+			if calls[c] == 0 {
+				t.Errorf("status %v made no %s call: %v", tt.args, c, calls)
+			}
+		}
+		for _, c := range tt.wantNone {
+			if calls[c] != 0 {
+				t.Errorf("status %v made %d %s calls; want none", tt.args, calls[c], c)
+			}
+		}
+		if len(tt.args) == 3 {
+			var doc struct {
+				Fields  []string `json:"fields"`
+				Devices []struct {
+					Processes   []any `json:"processes"`
+					Temperature *int  `json:"temperature"`
+				} `json:"devices"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(doc.Fields, []string{"memory"}) || doc.Devices[0].Processes != nil || doc.Devices[0].Temperature != nil {
+				t.Errorf("--fields memory: fields %v, processes %v, temperature %v; want [memory], null, null",
+					doc.Fields, doc.Devices[0].Processes, doc.Devices[0].Temperature)
+			}
+		}
 	}
 }
 

@@ -38,6 +38,7 @@ import (
 	"os"
 	"os/user"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nvgo/nvgo"
@@ -81,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if opts.onlyVisible && len(sel.devices) == 0 {
 		return noVisibleDevice(lib, opts, stdout, stderr)
 	}
-	snap, err := lib.Snapshot(ctx, nvgo.WithDevices(sel.devices...))
+	snap, err := lib.Snapshot(ctx, nvgo.WithDevices(sel.devices...), nvgo.WithFields(opts.readFields()))
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -192,6 +193,9 @@ func writeJSON(stdout, stderr io.Writer, doc jsonSnapshot) int {
 // own list is []. With --only-visible each device has its "cuda_index".
 type jsonSnapshot struct {
 	*nvgo.Snapshot
+	// Fields are the groups read (--fields); the values of the others are
+	// null.
+	Fields  []string     `json:"fields"`
 	Devices []jsonDevice `json:"devices"`
 }
 
@@ -205,7 +209,7 @@ type jsonDevice struct {
 // jsonOf builds the --json document; cuda, when not nil, holds the CUDA
 // index of each device.
 func jsonOf(s *nvgo.Snapshot, cuda []int) jsonSnapshot {
-	doc := jsonSnapshot{Snapshot: s, Devices: make([]jsonDevice, len(s.Devices))}
+	doc := jsonSnapshot{Snapshot: s, Fields: strings.Split(s.Fields.String(), "|"), Devices: make([]jsonDevice, len(s.Devices))}
 	for i, d := range s.Devices {
 		doc.Devices[i] = jsonDeviceOf(d)
 		if cuda != nil {
@@ -217,8 +221,8 @@ func jsonOf(s *nvgo.Snapshot, cuda []int) jsonSnapshot {
 
 func jsonDeviceOf(d nvgo.DeviceSnapshot) jsonDevice {
 	procs := d.Processes
-	if procs == nil && d.ProcessesErr == nil {
-		procs = []nvgo.GpuProcessSnapshot{}
+	if procs == nil && d.ProcessesErr == nil && d.Fields&nvgo.FieldProcesses != 0 {
+		procs = []nvgo.GpuProcessSnapshot{} // read, and none: not "unknown"
 	}
 	jd := jsonDevice{DeviceSnapshot: d, Processes: procs}
 	for _, m := range d.MIGDevices {

@@ -66,6 +66,12 @@ func TestParseArgsReadsNvitopStyleFlags(t *testing.T) {
 		{name: "an empty NO_COLOR leaves colour on", noColor: "", args: nil, want: &options{}},
 		{name: "--only-visible sets its switch", args: []string{"--only-visible", "--json"}, want: &options{onlyVisible: true, json: true}},
 		{name: "--only-visible=1 is an error because it takes no value", args: []string{"--only-visible=1"}, wantErr: "--only-visible takes no value"},
+		{name: "--fields names what --json reads", args: []string{"--json", "--fields", "memory,power"}, want: &options{json: true, fields: nvgo.FieldMemory | nvgo.FieldPower}},
+		{name: "--fields=status", args: []string{"--fields=status", "--json"}, want: &options{json: true, fields: nvgo.FieldsStatus}},
+		{name: "--fields with an unknown group is an error", args: []string{"--json", "--fields", "memory,bogus"}, wantErr: `unknown field group "bogus"`},
+		{name: "--fields with nothing is an error", args: []string{"--json", "--fields"}, wantErr: "--fields needs a list of field groups"},
+		{name: "--fields= with nothing is an error", args: []string{"--json", "--fields="}, wantErr: "--fields needs a list of field groups"},
+		{name: "--fields without --json is an error", args: []string{"--fields", "memory"}, wantErr: "--fields applies to --json only"},
 		{name: "--only with --only-visible is an error", args: []string{"--only", "0", "--only-visible"}, wantErr: "--only and --only-visible cannot be used together"},
 	}
 	for _, tt := range tests {
