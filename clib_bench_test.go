@@ -369,3 +369,80 @@ func mustCachedLib(b *testing.B) string {
 	}
 	return dir
 }
+
+// BenchmarkSnapshotCLibraryDay is a monitor's day on the real path: one
+// FieldsAll snapshot a second (the fleet's clock a second further each
+// time) of 8 GPUs with 4 real processes each, one of which exits and is
+// replaced by a new real process every 10 seconds, so PIDs come and go as
+// on a busy machine. Run it with -benchtime 86400x for a day. It reports
+// the live heap after a garbage collection, after a warm-up of 100
+// snapshots and at the end, and the growth per snapshot in between:
+// nothing nvgo keeps may grow with the processes that came and went.
+// (The fleet shares the heap; its state is bounded too.)
+func BenchmarkSnapshotCLibraryDay(b *testing.B) {
+	const perGPU, churnEvery, warmUp = 4, 10, 100
+	fleet := clibFleet(b, perGPU)
+	lib, m := openCLib(b, fleet)
+	ctx := context.Background()
+	live := map[uint32]*exec.Cmd{} // the processes started here and running
+	b.Cleanup(func() {
+		for _, c := range live {
+			c.Process.Kill()
+			c.Wait()
+		}
+	})
+	churned := 0
+	churn := func(tick int) {
+		g := fleet.GPU(tick / churnEvery % 8)
+		old := g.Processes()[0]
+		g.StopProcess(old.PID)
+		if c := live[old.PID]; c != nil {
+			c.Process.Kill()
+			c.Wait()
+			delete(live, old.PID)
+		} else {
+			syscall.Kill(int(old.PID), syscall.SIGKILL) // one of clibFleet's, reaped at its cleanup
+		}
+		cmd := exec.Command("sleep", "86400")
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		old.PID = uint32(cmd.Process.Pid)
+		live[old.PID] = cmd
+		must(b, g.StartProcess(old))
+		churned++
+	}
+	second := func(tick int) {
+		if tick%churnEvery == churnEvery-1 {
+			churn(tick)
+		}
+		fleet.Advance(time.Second)
+		if err := m.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := lib.Snapshot(ctx, nvgo.WithFields(nvgo.FieldsAll)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC() // and the sync.Pools' victims
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	for i := 0; i < warmUp; i++ {
+		second(i)
+	}
+	start := heap()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		second(warmUp + i)
+	}
+	b.StopTimer()
+	end := heap()
+	b.ReportMetric(float64(start)/1024, "heap-start-KiB")
+	b.ReportMetric(float64(end)/1024, "heap-end-KiB")
+	b.ReportMetric((float64(end)-float64(start))/float64(b.N), "heap-growth-B/snapshot")
+	b.ReportMetric(float64(churned), "processes-replaced")
+}
