@@ -309,14 +309,9 @@ func (g *gpuAccum) sample(now time.Time) (exited []ProcessCounters) {
 	}
 	g.c.Err = nil
 	g.c.Samples++
-	if err != nil {
-		v := NA[Bytes](ReasonOf(err), err)
-		g.c.MemoryUsed.add(v)
-		g.c.MemoryTotal = v
-	} else {
-		g.c.MemoryUsed.add(Some(Bytes(mem.Used)))
-		g.c.MemoryTotal = Some(Bytes(mem.Total))
-	}
+	m := memoryOf(FromErr(mem, err))
+	g.c.MemoryUsed.add(m.used)
+	g.c.MemoryTotal = m.total
 	since := uint64(max(g.lastTick.UnixMicro(), 0))
 	g.lastTick = now
 	gpu, memBusy := g.utilization(h, now, since)

@@ -443,3 +443,24 @@ func TestAccumulatorAccounting(t *testing.T) {
 		t.Errorf("exited pid 900: final accounting %+v (ok %v), want not running, 1s", a, ok)
 	}
 }
+
+// On a unified-memory GPU the accumulator's memory is N/A with the reason,
+// by the same rule as Device's, never 0 bytes.
+func TestAccumulatorUnifiedMemoryIsNA(t *testing.T) {
+	fleet := twoH100()
+	fleet.GPU(1).Unsupported("memory")
+	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
+	c := r.tick(time.Second)
+	g0, g1 := gpuOf(t, c, 0), gpuOf(t, c, 1)
+	if g0.MemoryTotal.IsNA() || g0.MemoryUsed.SumKiB.IsNA() {
+		t.Errorf("GPU 0: total %v, used sum %v; want figures", g0.MemoryTotal, g0.MemoryUsed.SumKiB)
+	}
+	for name, v := range map[string]nvgo.Value[nvgo.Bytes]{"MemoryTotal": g1.MemoryTotal, "MemoryUsed.Last": g1.MemoryUsed.Last} {
+		if !v.IsNA() || !errors.Is(v.Err(), nvgo.ErrUnifiedMemory) {
+			t.Errorf("GPU 1 %s = %v (%v); want N/A because of unified memory", name, v, v.Err())
+		}
+	}
+	if !g1.MemoryUsed.SumKiB.IsNA() {
+		t.Errorf("GPU 1 used-memory sum = %v; want N/A, not 0", g1.MemoryUsed.SumKiB)
+	}
+}

@@ -594,24 +594,38 @@ func (d *Device) readInto(dst *DeviceSnapshot, f Fields, hosts *hostMemo) {
 }
 
 func (r *reader) memory(s *DeviceSnapshot) {
-	m := readMetric(r, opMemory, r.h.Memory, func(m nvmlx.Memory) nvmlx.Memory { return m })
+	m := memoryOf(readMetric(r, opMemory, r.h.Memory, func(m nvmlx.Memory) nvmlx.Memory { return m }))
+	s.MemoryTotal, s.MemoryUsed, s.MemoryFree, s.MemoryReserved = m.total, m.used, m.free, m.reserved
+	s.MemoryPercent, s.UnifiedMemory = m.percent, m.unified
+}
+
+// memoryFigures are the frame-buffer figures of one memory reading.
+type memoryFigures struct {
+	total, used, free, reserved Value[Bytes]
+	percent                     Value[Percent]
+	unified                     bool
+}
+
+// memoryOf is the one rule for a memory reading (Device and Accumulator
+// alike): a GPU that answers NOT_SUPPORTED, or a total of 0, shares system
+// memory, and its figures are N/A (ErrUnifiedMemory), never 0 bytes.
+func memoryOf(m Value[nvmlx.Memory]) memoryFigures {
 	v, ok := m.Get()
 	if !ok && m.Reason() != NotSupported || ok && v.Total != 0 {
-		s.MemoryTotal = Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Total) })
-		s.MemoryUsed = Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Used) })
-		s.MemoryFree = Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Free) })
-		s.MemoryReserved = Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Reserved) })
-		if ok && !v.HasReserved {
-			s.MemoryReserved = NA[Bytes](NotSupported, nil)
+		f := memoryFigures{
+			total:    Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Total) }),
+			used:     Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Used) }),
+			free:     Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Free) }),
+			reserved: Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Reserved) }),
+			percent:  Map(m, func(m nvmlx.Memory) Percent { return percentOf(m.Used, m.Total) }),
 		}
-		s.MemoryPercent = Map(m, func(m nvmlx.Memory) Percent { return percentOf(m.Used, m.Total) })
-		return
+		if ok && !v.HasReserved {
+			f.reserved = NA[Bytes](NotSupported, nil)
+		}
+		return f
 	}
-	// NOT_SUPPORTED, or a total of 0: a unified-memory GPU.
-	s.UnifiedMemory = true
 	na := NA[Bytes](NotSupported, ErrUnifiedMemory)
-	s.MemoryTotal, s.MemoryUsed, s.MemoryFree, s.MemoryReserved = na, na, na, na
-	s.MemoryPercent = NA[Percent](NotSupported, ErrUnifiedMemory)
+	return memoryFigures{total: na, used: na, free: na, reserved: na, percent: NA[Percent](NotSupported, ErrUnifiedMemory), unified: true}
 }
 
 // percentOf returns part/whole in percent rounded to one decimal, as nvitop does.
