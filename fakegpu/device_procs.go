@@ -47,7 +47,15 @@ func (d *device) getGraphicsRunningProcesses() ([]nvml.ProcessInfo, nvml.Return)
 }
 
 func (d *device) getMPSComputeRunningProcesses() ([]nvml.ProcessInfo, nvml.Return) {
-	return []nvml.ProcessInfo{}, nvml.SUCCESS
+	g, unlock := d.lock()
+	defer unlock()
+	out := []nvml.ProcessInfo{}
+	for _, p := range g.procs {
+		if p.kind() == MPSClient {
+			out = append(out, g.processInfoLocked(p, p.UsedMemory))
+		}
+	}
+	return out, nvml.SUCCESS
 }
 
 // getProcessUtilization returns, for each process with a sample newer than

@@ -72,7 +72,9 @@
 //     and the last 120 are kept. Other sample types, MIG devices and GPUs
 //     with MIG on answer NOT_SUPPORTED.
 //   - A "C+G" process is in both process lists: its compute entry carries
-//     its memory, its graphics entry at most 4 MiB.
+//     its memory, its graphics entry at most 4 MiB. An "M+C" process (an
+//     MPS client) is on the MPS list only; name its server, a "C" process,
+//     nvidia-cuda-mps-server, as NVML shows it.
 //   - GetFieldValues fills NvmlReturn, ValueType, Value (little-endian) and
 //     Timestamp per field and succeeds as a whole; unknown field IDs answer
 //     NOT_SUPPORTED, an empty slice ERROR_INVALID_ARGUMENT. FI_DEV_POWER_AVERAGE
@@ -225,7 +227,7 @@
 // A scenario is a JSON object. Omitted keys keep their defaults; unknown
 // keys, values of the wrong type and bad values are errors that wrap
 // ErrBadScenario and name the key path, e.g.
-// `gpus[0].processes[1].type: want "C", "G" or "C+G", got "X"`.
+// `gpus[0].processes[1].type: want "C", "G", "C+G" or "M+C", got "X"`.
 //
 // Top-level keys:
 //
@@ -304,7 +306,7 @@
 //	key                  type      meaning (default)
 //	pid                  uint>0    host PID, unique on the GPU (required)
 //	name                 string    SystemGetProcessName ("python3")
-//	type                 string    "C", "G" or "C+G" ("C")
+//	type                 string    "C", "G", "C+G" or "M+C" ("C")
 //	used_memory_mib      int       GPU memory; -1 = not available (0)
 //	sm_util, mem_util    0..100    GetProcessUtilization sample (0)
 //	enc_util, dec_util   0..100    GetProcessUtilization sample (0)

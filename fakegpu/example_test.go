@@ -67,7 +67,7 @@ func ExampleParseScenario() {
 	fmt.Println(err)
 	// Output:
 	// 83 ERROR_NO_PERMISSION ERROR_GPU_IS_LOST
-	// fakegpu: bad scenario: gpus[0].processes[0].type: want "C", "G" or "C+G", got "X"
+	// fakegpu: bad scenario: gpus[0].processes[0].type: want "C", "G", "C+G" or "M+C", got "X"
 }
 
 // A fake clock makes process-utilization cursors deterministic.

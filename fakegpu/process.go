@@ -14,6 +14,11 @@ const (
 	Compute         = "C"   // a compute (CUDA) process
 	Graphics        = "G"   // a graphics process
 	ComputeGraphics = "C+G" // a process that is both
+	// MPSClient is a client of an MPS server ("M+C"): NVML lists it on the
+	// MPS list (nvmlDeviceGetMPSComputeRunningProcesses) only, and the
+	// server, a compute process named nvidia-cuda-mps-server, on the
+	// compute list.
+	MPSClient = "M+C"
 )
 
 // NotAvailable is NVML's "value not available" (NVML_VALUE_NOT_AVAILABLE as
@@ -37,8 +42,9 @@ type Process struct {
 	PID uint32
 	// Name is what SystemGetProcessName reports; empty means "python3".
 	Name string
-	// Type is Compute ("C"), Graphics ("G") or ComputeGraphics ("C+G");
-	// empty means Compute. A "C+G" process is in both process lists.
+	// Type is Compute ("C"), Graphics ("G"), ComputeGraphics ("C+G") or
+	// MPSClient ("M+C"); empty means Compute. A "C+G" process is in both
+	// process lists, an "M+C" one on the MPS list only.
 	Type string
 	// UsedMemory is the framebuffer memory it uses, in bytes, or
 	// NotAvailable.
@@ -57,8 +63,8 @@ func (p Process) check() (field string, problem string) {
 	switch {
 	case p.PID == 0:
 		return "PID", "want a non-zero PID"
-	case p.Type != "" && p.Type != Compute && p.Type != Graphics && p.Type != ComputeGraphics:
-		return "Type", fmt.Sprintf(`want "C", "G" or "C+G", got %q`, p.Type)
+	case p.Type != "" && p.Type != Compute && p.Type != Graphics && p.Type != ComputeGraphics && p.Type != MPSClient:
+		return "Type", fmt.Sprintf(`want "C", "G", "C+G" or "M+C", got %q`, p.Type)
 	case p.SM > 100:
 		return "SM", fmt.Sprintf("want a percentage 0..100, got %d", p.SM)
 	case p.Mem > 100:

@@ -22,6 +22,7 @@ func TestProcessLists(t *testing.T) {
 		{PID: 20, Type: fakegpu.Graphics, UsedMemory: 30 * fakegpu.MiB},
 		{PID: 30, Type: fakegpu.ComputeGraphics, UsedMemory: 900 * fakegpu.MiB},
 		{PID: 40, UsedMemory: fakegpu.NotAvailable, GPUInstanceID: 1, ComputeInstanceID: 0}, // Type "" is compute
+		{PID: 50, Type: fakegpu.MPSClient, UsedMemory: 200 * fakegpu.MiB},
 	} {
 		if err := g.StartProcess(p); err != nil {
 			t.Fatal(err)
@@ -40,8 +41,8 @@ func TestProcessLists(t *testing.T) {
 	if got := must(d.GetGraphicsRunningProcesses())(t, "GetGraphicsRunningProcesses"); !reflect.DeepEqual(got, wantGraphics) {
 		t.Errorf("graphics = %+v, want %+v", got, wantGraphics)
 	}
-	if got := must(d.GetMPSComputeRunningProcesses())(t, "GetMPSComputeRunningProcesses"); len(got) != 0 {
-		t.Errorf("MPS = %+v, want none", got)
+	if got, want := must(d.GetMPSComputeRunningProcesses())(t, "GetMPSComputeRunningProcesses"), []nvml.ProcessInfo{info(50, 200*fakegpu.MiB)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("MPS = %+v, want %+v", got, want)
 	}
 
 	t.Run("with MIG enabled the instance IDs show", func(t *testing.T) {
@@ -58,8 +59,8 @@ func TestProcessLists(t *testing.T) {
 		if got := must(d.GetGraphicsRunningProcesses())(t, "GetGraphicsRunningProcesses"); len(got) != 1 || got[0].Pid != 20 {
 			t.Errorf("graphics = %+v", got)
 		}
-		if n := len(g.Processes()); n != 3 {
-			t.Errorf("Processes() has %d, want 3", n)
+		if n := len(g.Processes()); n != 4 {
+			t.Errorf("Processes() has %d, want 4", n)
 		}
 	})
 }

@@ -27,7 +27,7 @@ type ScenarioError struct {
 	// Path is the key path of the bad value, e.g.
 	// "gpus[0].processes[1].type"; empty for the document as a whole.
 	Path string
-	// Problem says what is wrong, e.g. `want "C", "G" or "C+G", got "X"`.
+	// Problem says what is wrong, e.g. `want "C", "G", "C+G" or "M+C", got "X"`.
 	Problem string
 }
 

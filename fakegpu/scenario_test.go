@@ -331,7 +331,7 @@ func TestMalformedScenarios(t *testing.T) {
 		{"an unknown error name", `{"gpus": [{"errors": {"temperature": "BROKEN"}}]}`, "gpus[0].errors.temperature", `unknown NVML error "BROKEN"`},
 		{"an error for an unknown metric", `{"gpus": [{"errors": {"tempo": "NO_PERMISSION"}}]}`, "gpus[0].errors.tempo", "unknown metric"},
 		{"an error name that is not a string", `{"gpus": [{"errors": {"temperature": 4}}]}`, "gpus[0].errors.temperature", "want a string, got a number"},
-		{"a process type", `{"gpus": [{}, {"processes": [{"pid": 1}, {"pid": 2, "type": "X"}]}]}`, "gpus[1].processes[1].type", `want "C", "G" or "C+G", got "X"`},
+		{"a process type", `{"gpus": [{}, {"processes": [{"pid": 1}, {"pid": 2, "type": "X"}]}]}`, "gpus[1].processes[1].type", `want "C", "G", "C+G" or "M+C", got "X"`},
 		{"a process without PID", `{"gpus": [{"processes": [{"type": "C"}]}]}`, "gpus[0].processes[0].pid", "required"},
 		{"PID 0", `{"gpus": [{"processes": [{"pid": 0}]}]}`, "gpus[0].processes[0].pid", "non-zero"},
 		{"a repeated PID", `{"gpus": [{"processes": [{"pid": 1}, {"pid": 1}]}]}`, "gpus[0].processes[1].pid", "also the PID of gpus[0].processes[0]"},
