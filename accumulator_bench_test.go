@@ -13,6 +13,12 @@ import (
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
 )
 
+// benchInterval is the interval of the benchmarks' accumulators: so long
+// that the sampler goroutine never reaches its deadline as the benchmark
+// moves the fleet's clock, and ticks come only from TickNow (two ticks at
+// once would race).
+const benchInterval = 100 * 365 * 24 * time.Hour
+
 // benchRig is an accumulator over a fake DGX H100 with procs processes per
 // GPU whose sampler never fires on its own: the benchmark ticks it.
 func benchRig(b *testing.B, procs int, accounting bool) (*fakegpu.Fleet, *nvgo.Accumulator) {
@@ -35,7 +41,7 @@ func benchRig(b *testing.B, procs int, accounting bool) (*fakegpu.Fleet, *nvgo.A
 	}
 	lib := openOn(b, fleet)
 	ctx, cancel := context.WithCancel(context.Background())
-	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Clock: fleetclock.NewStepped(fleet)})
+	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Clock: fleetclock.NewStepped(fleet), Interval: benchInterval})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -122,7 +128,7 @@ func BenchmarkAccumulatorVgpuTick(b *testing.B) {
 	}
 	lib := openOn(b, fleet)
 	ctx, cancel := context.WithCancel(context.Background())
-	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Clock: fleetclock.NewStepped(fleet)})
+	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Clock: fleetclock.NewStepped(fleet), Interval: benchInterval})
 	if err != nil {
 		b.Fatal(err)
 	}
