@@ -383,16 +383,16 @@ func (d *Device) MIGModePending() Value[OnOff] { return d.cached(FieldMIGMode).M
 // returns plain data. With FieldProcesses it includes the processes.
 func (d *Device) Snapshot(f Fields) DeviceSnapshot {
 	s := d.read(f, nil)
-	d.remember(f, s)
+	d.remember(f, &s)
 	return s
 }
 
 // remember keeps a snapshot's reading for the per-metric methods.
-func (d *Device) remember(f Fields, s DeviceSnapshot) {
+func (d *Device) remember(f Fields, s *DeviceSnapshot) {
 	if d.cache == nil || !d.metricsRead.Load() || f&^(FieldProcesses|FieldMIGDevices|FieldVgpuInstances) == 0 {
 		return
 	}
-	c := s
+	c := *s
 	c.Processes, c.MIGDevices, c.VgpuInstances = nil, nil, nil
 	d.latest.Store(&c)
 }

@@ -210,6 +210,9 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 		return nil, err
 	}
 	st.list = list
+	if len(list) == 0 && len(st.procs) == 0 {
+		return nil, nil // an idle GPU that was idle: nothing to merge or release
+	}
 
 	now := r.now
 	if now.IsZero() {

@@ -211,7 +211,7 @@ func (l *Library) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapsh
 				return
 			}
 			d.readInto(&snap.Devices[i], o.fields, hosts)
-			d.remember(o.fields, snap.Devices[i])
+			d.remember(o.fields, &snap.Devices[i])
 		}()
 	}
 	if err := ctx.Err(); err != nil {
