@@ -276,3 +276,41 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// The Library's clock (WithClock) stamps snapshots and decides when a
+// process's newest utilization sample is too old to count: with no new
+// sample on the device for more than two seconds of that clock, every
+// process is idle.
+func TestLibraryClockAgesProcessSamples(t *testing.T) {
+	fleet := twoH100()
+	cmd := startSleep(t)
+	must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: uint32(cmd.Process.Pid), SM: 40, UsedMemory: 64 * miB}))
+	fleet.Advance(time.Second) // the driver takes a sample
+	clock := newStepClock()
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet), nvgo.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lib.Close() })
+	d, err := lib.DeviceByIndex(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		at     time.Duration // on the Library's clock
+		wantSM nvgo.Percent
+	}{
+		{0, 40},
+		{2 * time.Second, 40},        // no new sample, but not stale yet
+		{2500 * time.Millisecond, 0}, // stale: idle
+	} {
+		clock.Set(tt.at)
+		s := d.Snapshot(nvgo.FieldProcesses)
+		if !s.Timestamp.Equal(clockStart.Add(tt.at)) {
+			t.Errorf("at %v: snapshot stamped %v; want the Library's clock", tt.at, s.Timestamp)
+		}
+		if len(s.Processes) != 1 || s.Processes[0].GPUSMUtilization.Or(-1) != tt.wantSM {
+			t.Errorf("at %v: processes %+v; want one at %v%% SM", tt.at, s.Processes, tt.wantSM)
+		}
+	}
+}
