@@ -2,6 +2,7 @@ package nvgo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -38,6 +39,25 @@ func (c *CudaDevice) String() string {
 	return fmt.Sprintf("cuda:%d (%s)", c.cudaIndex, c.Device)
 }
 
+// freshMIGMode reads d's MIG mode now (not from the cache), and returns
+// lost, why d fell off the bus, when its identity or that read says so.
+func (d *Device) freshMIGMode() (mode Value[OnOff], lost error) {
+	h, err := d.handle()
+	if err == nil {
+		var cur int
+		cur, err = try(d, opMIGMode, func() (int, error) { c, _, err := h.MIGMode(); return c, err })
+		mode = FromErr(OnOff(cur == 1), err)
+	} else {
+		mode = NA[OnOff](ReasonOf(err), err)
+	}
+	for _, err := range []error{d.UUID().Err(), mode.Err()} {
+		if errors.Is(err, ErrGPULost) {
+			return mode, err
+		}
+	}
+	return mode, nil
+}
+
 // cudaView is the machine as the resolver sees it, with the live objects
 // behind each position.
 type cudaView struct {
@@ -55,10 +75,14 @@ func (l *Library) cudaView() (*cudaView, error) {
 	for i, d := range devs {
 		g := &v.gpus[i]
 		g.uuid, g.name = d.UUID().Or(""), d.Name().Or("")
+		mode, lost := d.freshMIGMode()
+		if g.lost = lost; lost != nil {
+			continue // nothing more can be read of it
+		}
 		if b, ok := d.BusID().Get(); ok {
 			g.busID, _ = NormalizeBusID(b)
 		}
-		if on, ok := d.MIGMode().Get(); ok && bool(on) {
+		if on, ok := mode.Get(); ok && bool(on) {
 			g.migOn = true
 			migs, err := d.MIGDevices()
 			if err != nil {

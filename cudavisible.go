@@ -127,6 +127,7 @@ type cvdGPU struct {
 	uuid, busID, name string
 	migOn             bool
 	migs              []cvdMIG // in MIG index order
+	lost              error    // why the GPU fell off the bus; nil when it did not
 }
 
 type cvdMIG struct {
@@ -141,6 +142,9 @@ type cvdRef struct{ gpu, mig int }
 // order. branch is the driver's major version (570 for R570), 0 if unknown.
 // A value that makes no device visible gives an empty list and no error.
 func resolveCVD(env CUDAEnv, gpus []cvdGPU, branch int) ([]cvdRef, error) {
+	if err := lostGPURule(env, gpus); err != nil {
+		return nil, err
+	}
 	order, orderErr := cudaOrder(env.Order, gpus)
 	if !env.VisibleSet {
 		return resolveAll(gpus, order, orderErr, branch)
@@ -183,6 +187,65 @@ func resolveCVD(env CUDAEnv, gpus []cvdGPU, branch int) ([]cvdRef, error) {
 		}
 	}
 	return migRules(refs, gpus, branch)
+}
+
+// completeUUIDLen is the length of a whole GPU or MIG UUID ("GPU-" and 36
+// characters).
+const completeUUIDLen = 40
+
+// lostGPURule decides whether CUDA's list can be known while a GPU has
+// fallen off the bus. Whether CUDA still counts such a GPU is not known, so
+// an unset variable and indices (which count it, or not) are undetermined,
+// and so is an entry that names it, or a UUID prefix that could be its
+// while its UUID is unknown. A list that names other devices by complete
+// UUID is decided as usual. The error names the lost GPU.
+func lostGPURule(env CUDAEnv, gpus []cvdGPU) error {
+	lost, uuidKnown := -1, true
+	for i := range gpus {
+		if gpus[i].lost != nil {
+			if lost < 0 {
+				lost = i
+			}
+			uuidKnown = uuidKnown && gpus[i].uuid != ""
+		}
+	}
+	if lost < 0 {
+		return nil
+	}
+	undetermined := func(why string) error {
+		return fmt.Errorf("GPU %d fell off the bus (%w) and %s: %w", lost, gpus[lost].lost, why, ErrUndetermined)
+	}
+	if !env.VisibleSet {
+		return undetermined("whether CUDA still counts it is unknown")
+	}
+	for _, tok := range strings.Split(env.Visible, ",") {
+		t := strings.TrimSpace(tok)
+		if !strings.HasPrefix(t, "GPU-") && !strings.HasPrefix(t, "MIG-") {
+			// An entry that is no index of either count ends the list.
+			if n, ok := strtoul(strings.TrimLeft(tok, " \t\n\v\f\r"), 10); !ok || n >= uint64(len(gpus)) {
+				return nil
+			}
+			return undetermined(fmt.Sprintf("whether entry %q counts it is unknown", tok))
+		}
+		complete := len(t) >= completeUUIDLen
+		if rest, ok := strings.CutPrefix(t, "MIG-GPU-"); ok {
+			gpuPart, _, _ := strings.Cut(rest, "/")
+			complete = len(gpuPart) >= completeUUIDLen-len("GPU-")
+		}
+		if !uuidKnown && !complete {
+			return undetermined(fmt.Sprintf("its UUID is unknown, so the prefix %q may be its", t))
+		}
+		ref, ok := lookupUUID(t, gpus)
+		switch {
+		case ok && gpus[ref.gpu].lost != nil:
+			return undetermined(fmt.Sprintf("entry %q names it", t))
+		case !ok && !uuidKnown:
+			return undetermined(fmt.Sprintf("entry %q may be its UUID", t))
+		case !ok:
+			return nil // an unknown UUID ends the list
+		}
+	}
+	return nil
 }
 
 // migRules applies the per-branch limits on MIG devices to a list of

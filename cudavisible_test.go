@@ -35,6 +35,14 @@ var pciShuffled = []cvdGPU{
 	gpu(uuidC, "00000000:3A:00.0", "H100"), gpu(uuidD, "00000000:2A:00.0", "H100"),
 }
 
+// lostLast: GPU 3 fell off the bus before its identity was read;
+// lostKnown: it fell after (its UUID is known).
+var (
+	errLost   = fmt.Errorf("GPU 3: nvmlDeviceGetHandleByIndex: %w", ErrGPULost)
+	lostLast  = []cvdGPU{fourH100[0], fourH100[1], fourH100[2], {lost: errLost}}
+	lostKnown = []cvdGPU{fourH100[0], fourH100[1], fourH100[2], {uuid: uuidD, busID: "00000000:5D:00.0", name: "H100", lost: errLost}}
+)
+
 // mixed models: FASTEST_FIRST order is unknown.
 var mixed = []cvdGPU{gpu(uuidA, "00000000:18:00.0", "A100"), gpu(uuidB, "00000000:2A:00.0", "H100")}
 
@@ -178,6 +186,16 @@ func TestResolveCVDConformance(t *testing.T) {
 		{"index with MIG on", withMIG, 580, set("0"), "", ErrUndetermined},
 		{"MIG-enabled GPU named whole", withMIG, 580, set(uuidB), "", ErrUndetermined},
 		{"whole GPUs only, MIG elsewhere", withMIG, 580, set(uuidA + "," + uuidC), "[0 2]", nil},
+		// §5 a GPU that fell off the bus
+		{"lost: unset", lostLast, 580, unset(), "", ErrGPULost},
+		{"lost: indices", lostLast, 580, set("0,1"), "", ErrUndetermined},
+		{"lost: empty shows none", lostLast, 580, set(""), "[]", nil},
+		{"lost: -1 shows none", lostLast, 580, set("-1"), "[]", nil},
+		{"lost: an index of neither count ends the list", lostLast, 580, set(uuidA + ",7,0"), "[0]", nil},
+		{"lost: complete UUIDs of others", lostLast, 580, set(uuidC + "," + uuidA), "[2 0]", nil},
+		{"lost with an unknown UUID: a prefix could be its", lostLast, 580, set("GPU-1f"), "", ErrUndetermined},
+		{"lost with a known UUID: a prefix of another's", lostKnown, 580, set("GPU-1f"), "[0]", nil},
+		{"lost with a known UUID: named", lostKnown, 580, set(uuidD), "", ErrGPULost},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -236,7 +254,7 @@ func FuzzResolveCVD(f *testing.F) {
 	for _, s := range []string{"", "0", "0,1", "-1", "0,0", "GPU-1f", migA, "MIG-GPU-47b2/1/0", " 0x1", "1gpu,GPU-9", ",", "\x00"} {
 		f.Add(s, false, 580)
 	}
-	machines := [][]cvdGPU{nil, fourH100[:1], fourH100, pciShuffled, mixed, withMIG, oneMIG, oneMIGAndWhole}
+	machines := [][]cvdGPU{nil, fourH100[:1], fourH100, pciShuffled, mixed, withMIG, oneMIG, oneMIGAndWhole, lostLast, lostKnown}
 	f.Fuzz(func(t *testing.T, v string, pciOrder bool, branch int) {
 		env := set(v)
 		if pciOrder {

@@ -2,6 +2,8 @@ package nvgo
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/nvgo/nvgo/internal/nverr"
 )
@@ -56,3 +58,44 @@ type NVMLError = nverr.Error
 
 // ReturnCode is a raw NVML return code (nvmlReturn_t).
 type ReturnCode = nverr.Code
+
+// DeviceErrors is the error returned beside a partial list of devices
+// (Library.LeafDevices, Library.MIGDevices): the GPUs that could not be
+// read, each with its error, while the list holds every device of the
+// others. errors.Is matches what any of them matches, so
+// errors.Is(err, ErrGPULost) says that a GPU fell off the bus.
+type DeviceErrors []DeviceError
+
+// DeviceError is one GPU that could not be read.
+type DeviceError struct {
+	Index int   // the GPU's NVML index
+	Err   error // why
+}
+
+func (e DeviceErrors) Error() string {
+	var b strings.Builder
+	for i, d := range e {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "GPU %d left out: %v", d.Index, d.Err)
+	}
+	return b.String()
+}
+
+// Unwrap returns the errors of the GPUs, for errors.Is and errors.As.
+func (e DeviceErrors) Unwrap() []error {
+	out := make([]error, len(e))
+	for i, d := range e {
+		out[i] = d.Err
+	}
+	return out
+}
+
+// orNil returns e as an error, nil when it is empty.
+func (e DeviceErrors) orNil() error {
+	if len(e) == 0 {
+		return nil
+	}
+	return e
+}

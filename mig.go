@@ -262,39 +262,47 @@ func (d *Device) readMIG(r *reader, s *DeviceSnapshot, hosts *hostMemo) {
 	}
 }
 
-// MIGDevices returns the MIG devices of every GPU, GPU by GPU.
+// MIGDevices returns the MIG devices of every GPU, GPU by GPU. A GPU that
+// cannot be read (one that fell off the bus, say) leaves the others' in the
+// list: the error is then a DeviceErrors naming it.
 func (l *Library) MIGDevices() ([]*MigDevice, error) {
 	devs, err := l.Devices()
 	if err != nil {
 		return nil, err
 	}
 	var out []*MigDevice
+	var failed DeviceErrors
 	for _, d := range devs {
 		migs, err := d.MIGDevices()
 		if err != nil {
-			return nil, err
+			failed = append(failed, DeviceError{Index: d.index, Err: err})
+			continue
 		}
 		out = append(out, migs...)
 	}
-	return out, nil
+	return out, failed.orNil()
 }
 
 // LeafDevices returns, GPU by GPU, the devices work runs on: MIG devices
-// where MIG is on, whole GPUs elsewhere.
+// where MIG is on, whole GPUs elsewhere. A GPU that cannot be read (one
+// that fell off the bus, say) runs no work and is left out; the others are
+// returned all the same, with a DeviceErrors that names it.
 func (l *Library) LeafDevices() ([]*Device, error) {
 	devs, err := l.Devices()
 	if err != nil {
 		return nil, err
 	}
 	var out []*Device
+	var failed DeviceErrors
 	for _, d := range devs {
 		leaves, err := d.LeafDevices()
 		if err != nil {
-			return nil, err
+			failed = append(failed, DeviceError{Index: d.index, Err: err})
+			continue
 		}
 		out = append(out, leaves...)
 	}
-	return out, nil
+	return out, failed.orNil()
 }
 
 // MIGDeviceByUUID returns the MIG device whose UUID is uuid or a unique
@@ -305,7 +313,8 @@ func (l *Library) MIGDeviceByUUID(uuid string) (*MigDevice, error) {
 		return l.migByInstance(rest)
 	}
 	migs, err := l.MIGDevices()
-	if err != nil {
+	var unread DeviceErrors
+	if err != nil && !errors.As(err, &unread) {
 		return nil, err
 	}
 	uuids := make([]string, len(migs))
@@ -314,7 +323,8 @@ func (l *Library) MIGDeviceByUUID(uuid string) (*MigDevice, error) {
 	}
 	i, err := matchUUIDPrefix(uuid, uuids)
 	if err != nil {
-		return nil, err
+		// A GPU that could not be read may hold it: say so.
+		return nil, errors.Join(err, unread.orNil())
 	}
 	return migs[i], nil
 }

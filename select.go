@@ -164,8 +164,14 @@ func (l *Library) selectOptions(opts []SelectOption) (*selectOptions, error) {
 	}
 	if !o.candidatesSet {
 		devs, err := l.LeafDevices()
-		if err != nil {
+		var unread DeviceErrors
+		if err != nil && !errors.As(err, &unread) {
 			return nil, err
+		}
+		if unread != nil {
+			// A GPU that cannot be read satisfies no constraint: choose
+			// among the others, and say which were left out.
+			l.log.Warn("nvgo: choosing among the GPUs that can be read", "left_out", unread.Error())
 		}
 		o.candidates = devs
 	}

@@ -45,6 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/user"
 	"runtime/debug"
@@ -123,8 +124,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
+// warnings is the library's logger: its warnings (a GPU left out because it
+// fell off the bus, say) go to stderr as "select: warning: …" lines.
+func warnings(stderr io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{
+		Level: slog.LevelWarn,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			switch {
+			case len(groups) > 0:
+			case a.Key == slog.TimeKey:
+				return slog.Attr{}
+			case a.Key == slog.LevelKey:
+				return slog.String("select", "warning")
+			}
+			return a
+		},
+	}))
+}
+
 func (o *options) run(stdout, stderr io.Writer) (int, error) {
-	lib, err := open(o.simulate)
+	lib, err := open(o.simulate, nvgo.WithLogger(warnings(stderr)))
 	if err != nil {
 		return 0, &failure{exitNoDriver, err}
 	}

@@ -515,3 +515,17 @@ func TestCommandModeTakesEveryConstraint(t *testing.T) {
 		})
 	}
 }
+
+// A GPU that fell off the bus is left out with a warning; the others are
+// chosen (it used to stop every launch on the node).
+func TestALostGPUIsLeftOutWithAWarning(t *testing.T) {
+	cleanCUDAEnv(t)
+	fleet := writeScenario(t, `{"gpus": [{"model": "h100"}, {"model": "h100"}, {"model": "h100", "lost": true}]}`)
+	code, stdout, stderr := runSelect(t, "--simulate", fleet, "-n", "2")
+	if uuids := strings.Split(strings.TrimSpace(stdout), ","); code != 0 || len(uuids) != 2 || !strings.HasPrefix(uuids[0], "GPU-") {
+		t.Errorf("select -n 2 = %d, %q; want 0 and two GPU UUIDs", code, stdout)
+	}
+	if !strings.Contains(stderr, "warning") || !strings.Contains(stderr, "GPU 2") || !strings.Contains(stderr, "lost") {
+		t.Errorf("stderr %q; want a warning naming lost GPU 2", stderr)
+	}
+}

@@ -10,13 +10,13 @@ import (
 )
 
 // open returns the system's NVML, or a fake fleet for --simulate.
-func open(simulate string) (*nvgo.Library, error) {
+func open(simulate string, opts ...nvgo.Option) (*nvgo.Library, error) {
 	if simulate == "" {
-		return nvgo.Open()
+		return nvgo.Open(opts...)
 	}
 	fleet, err := fakegpu.Load(simulate)
 	if err != nil {
 		return nil, fmt.Errorf("--simulate: %w", err)
 	}
-	return nvgo.Open(nvgo.WithNVML(fleet))
+	return nvgo.Open(append(opts, nvgo.WithNVML(fleet))...)
 }
