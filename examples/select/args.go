@@ -27,7 +27,7 @@ constraints:
                              it of $CUDA_VISIBLE_DEVICES (all devices when that is unset)
   --account-as-free [USER ...]
                              count the GPU memory of USER's processes as free
-                             (no names: the current user)
+                             (no names: the current user); may be repeated
   -c, --min-count N          at least N devices; fewer: exit 4 (default: 0, or 1 with a command)
   -C, --max-count N          at most N devices (default: all that qualify)
   -n, --count N              exactly N devices: both of the above
@@ -68,7 +68,7 @@ command (after --):
 
 other:
   --simulate NAME|FILE       use a fake GPU fleet: dgx-a100, dgx-h100, dgx-h200, dgx-b200,
-                             dgx-a100-mig, dgx-h100-mig, or a scenario JSON file
+                             dgx-a100-mig, dgx-h100-mig, vgpu-h100, or a scenario JSON file
   -h, --help                 show this help
   -V, --version              show the version
 
@@ -153,17 +153,24 @@ func lookup(name string) (flag, bool) {
 }
 
 // looksLikeFlag reports whether s is a flag rather than a value: it starts
-// with "-", except "-" itself and negative numbers ("-n -1" is a bad count,
-// not a missing one). "-0" is --null.
+// with "-", except "-" itself and words whose dash a digit or "." follows.
+// Those are negative numbers and sizes ("-1", "-5GiB", "-.5s"), so that
+// "-f -5GiB" is a bad size that the error can name, not a missing one. The
+// one flag that starts with a digit, -0 (--null), stays a flag alone and
+// with switches after it ("-0S"), but not before more of a number ("-0.5").
 func looksLikeFlag(s string) bool {
 	if len(s) < 2 || s[0] != '-' {
 		return false
 	}
-	if s == "-0" {
+	if strings.HasPrefix(s, "-0") && !startsLikeNumber(s[2:]) {
 		return true
 	}
-	_, err := strconv.ParseFloat(s[1:], 64)
-	return err != nil
+	return !startsLikeNumber(s[1:])
+}
+
+// startsLikeNumber reports whether s starts with a digit or ".".
+func startsLikeNumber(s string) bool {
+	return s != "" && (s[0] == '.' || '0' <= s[0] && s[0] <= '9')
 }
 
 // parseArgs reads nvisel's flags the way argparse does: "--flag value",
@@ -196,7 +203,7 @@ func parseArgs(args []string) (*options, error) {
 		}
 		f, ok := lookup(name)
 		if !ok {
-			if strings.HasPrefix(arg, "-") && arg != "-" {
+			if looksLikeFlag(arg) {
 				return nil, fmt.Errorf("unknown flag %q", arg)
 			}
 			return nil, fmt.Errorf("unexpected argument %q (put a command after --)", arg)
@@ -294,7 +301,10 @@ func (p *parser) set(key, name string, vals []string) error {
 		for _, s := range vals {
 			for _, u := range strings.Split(s, ",") {
 				if u = strings.TrimSpace(u); u != "" {
-					o.freeAccounts, named = append(o.freeAccounts, u), true
+					named = true
+					if !slices.Contains(o.freeAccounts, u) {
+						o.freeAccounts = append(o.freeAccounts, u)
+					}
 				}
 			}
 		}
@@ -358,6 +368,9 @@ func parseCount(name, v string) (int, error) {
 }
 
 func parseSize(name, v string) (nvgo.Bytes, error) {
+	if strings.HasPrefix(strings.TrimSpace(v), "-") {
+		return 0, fmt.Errorf("%s: %q is not a size: sizes cannot be negative", name, v)
+	}
 	b, err := nvgo.ParseBytes(v)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %q is not a size (want bytes, or a number with a unit: 20GiB, 512MiB, 10G)", name, v)

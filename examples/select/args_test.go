@@ -59,6 +59,16 @@ func TestParseArgsReadsNviselFlags(t *testing.T) {
 		{"--separator= takes nothing", []string{"--separator="}, defaults(func(o *options) { o.sep = "" })},
 		{"--newline separates with newlines", []string{"--newline"}, defaults(func(o *options) { o.sep = "\n" })},
 		{"-0 separates and ends with NULs", []string{"-0"}, defaults(func(o *options) { o.sep, o.terminator = "\x00", "\x00" })},
+		{"-0 clusters with switches after it", []string{"-0S"}, defaults(func(o *options) { o.noSort, o.sep, o.terminator = true, "\x00", "\x00" })},
+		{"-i -1 inherits CUDA's hide-every-device list", []string{"-i", "-1"}, defaults(func(o *options) { o.inherit, o.inheritCVD = true, str("-1") })},
+		{"-i -1,0 takes the list as its value", []string{"-i", "-1,0"}, defaults(func(o *options) { o.inherit, o.inheritCVD = true, str("-1,0") })},
+		{"-s -1x takes a separator that starts with a dash and a digit", []string{"-s", "-1x"}, defaults(func(o *options) { o.sep = "-1x" })},
+		{"--lock-dir -1d takes the directory", []string{"--lock-dir", "-1d"}, defaults(func(o *options) { o.lockDir = "-1d" })},
+		{"--simulate -1.json takes the file", []string{"--simulate", "-1.json"}, defaults(func(o *options) { o.simulate = "-1.json" })},
+		{"--account-as-free takes names up to a flag, not up to a number", []string{"--account-as-free", "alice", "-1x", "-S"},
+			defaults(func(o *options) { o.freeAccounts, o.noSort = []string{"alice", "-1x"}, true })},
+		{"repeated --account-as-free adds names once each, in order", []string{"--account-as-free", "bob", "alice", "--account-as-free=alice,carol"},
+			defaults(func(o *options) { o.freeAccounts = []string{"bob", "alice", "carol"} })},
 		{"the same separator flag twice is fine", []string{"-s", ";", "--sep", ":"}, defaults(func(o *options) { o.sep = ":" })},
 		{"switches cluster", []string{"-S0"}, defaults(func(o *options) { o.noSort, o.sep, o.terminator = true, "\x00", "\x00" })},
 		{"--lock-dir and --simulate", []string{"--lock-dir", "/tmp/l", "--simulate=dgx-h100"}, defaults(func(o *options) { o.lockDir, o.simulate = "/tmp/l", "dgx-h100" })},
@@ -117,7 +127,17 @@ func TestBadArgumentsExitWith2AndOneLineNamingTheFlag(t *testing.T) {
 		{"a count that is not a number", []string{"--max-count", "two"}, `--max-count: "two" is not a non-negative integer`},
 		{"a maximum below the minimum", []string{"-c", "3", "-C", "2"}, "--max-count 2 is below --min-count 3"},
 		{"an unknown unit", []string{"-f", "10XB"}, `-f: "10XB" is not a size`},
-		{"a negative size", []string{"--min-total-memory=-1GiB"}, `--min-total-memory: "-1GiB" is not a size`},
+		{"a negative size", []string{"--min-total-memory=-1GiB"}, `--min-total-memory: "-1GiB" is not a size: sizes cannot be negative`},
+		{"a negative size after -f", []string{"-f", "-5GiB"}, `-f: "-5GiB" is not a size: sizes cannot be negative`},
+		{"a negative size after -t", []string{"-t", "-.5G"}, `-t: "-.5G" is not a size: sizes cannot be negative`},
+		{"a negative rate", []string{"-G", "-30%"}, `-G: "-30%" is not a percentage from 0 to 100`},
+		{"a negative memory rate", []string{"--max-memory-utilization", "-1e2"}, `--max-memory-utilization: "-1e2" is not a percentage from 0 to 100`},
+		{"a negative duration after --window", []string{"--window", "-5s"}, `--window: "-5s" is negative`},
+		{"a negative fractional duration", []string{"--window", "-.5s"}, `--window: "-.5s" is negative`},
+		{"a negative fractional count", []string{"-C", "-0.5"}, `-C: "-0.5" is not a non-negative integer`},
+		{"a format that starts like a number", []string{"-O", "-1x"}, `-O: "-1x" is not a format (want index or uuid)`},
+		{"a stray negative number", []string{"-1"}, `unexpected argument "-1" (put a command after --)`},
+		{"-0 after a flag is --null, not a value", []string{"-c", "-0"}, "-c needs a value"},
 		{"a rate that is not a number", []string{"-G", "high"}, `-G: "high" is not a percentage from 0 to 100`},
 		{"a rate above 100", []string{"-M", "150"}, `-M: "150" is not a percentage from 0 to 100`},
 		{"a negative tolerance", []string{"--tol", "-5"}, `--tol: "-5" is not a percentage from 0 to 100`},
@@ -158,9 +178,10 @@ func TestHelpAndVersionGoToStdout(t *testing.T) {
 	}{
 		{"--help", "usage: select [options] [-- COMMAND [ARG ...]]"},
 		{"-h", "default: 10, as nvisel really"},
+		{"--help", "dgx-h100-mig, vgpu-h100, or a scenario JSON file"},
 		{"--version", "select (nvgo"},
 	} {
-		t.Run(tt.arg, func(t *testing.T) {
+		t.Run(tt.arg+" prints "+tt.want, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			if code := run([]string{tt.arg}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), tt.want) || stderr.Len() != 0 {
 				t.Errorf("run(%s) = %d, stdout %q, stderr %q; want 0 and %q", tt.arg, code, stdout.String(), stderr.String(), tt.want)

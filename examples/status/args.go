@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,13 +19,13 @@ One-shot view of the NVIDIA GPUs and their processes.
 
 options:
   --only IDX [IDX ...]   show only these GPUs (NVML indices) and their MIG
-                         devices; also --only=0,1
+                         devices; also --only=0,1 or --only 0 --only 1
   --only-visible         show only the devices CUDA would see here, in CUDA
                          order (from CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER)
   --compute              only compute processes (type C or C+G)
   --graphics             only graphics processes (type G or C+G)
   --user [NAME]          only processes of NAME (default: the current user)
-  --pid PID [PID ...]    only these processes
+  --pid PID [PID ...]    only these processes (repeat --pid to add more)
   --ascii                ASCII characters only (no box drawing, no Unicode bars)
   --no-color             no colours (also when NO_COLOR is set or stdout is not a terminal)
   --json                 print one JSON object: {"devices": [{…, "processes": […]}]}
@@ -68,33 +69,52 @@ func (o *options) readFields() nvgo.Fields {
 	return nvgo.FieldsAll
 }
 
-// parseArgs reads nvitop-style flags: a flag may take several values
-// ("--only 0 1"), "--flag=value" works for all, and --user's name is optional.
-func parseArgs(args []string) (*options, error) {
-	o := &options{noColor: os.Getenv("NO_COLOR") != ""}
-	ints := func(flag string, vals []string) ([]int, error) {
-		var out []int
-		for _, v := range vals {
-			for _, part := range strings.Split(v, ",") {
-				n, err := strconv.Atoi(strings.TrimSpace(part))
-				if err != nil || n < 0 {
-					return nil, fmt.Errorf("%s: %q is not a non-negative integer", flag, part)
-				}
-				out = append(out, n)
+// isFlag reports whether a word is a flag rather than a flag's value: it
+// starts with "-", unless a digit or "." follows the dash. No flag starts
+// with a digit, so "--only -1" is a bad index that the error can name, not a
+// missing one, while "--simulate --json" and "--user -c" still lack a value.
+func isFlag(word string) bool {
+	if !strings.HasPrefix(word, "-") {
+		return false
+	}
+	startsNumber := len(word) > 1 && (word[1] == '.' || '0' <= word[1] && word[1] <= '9')
+	return !startsNumber
+}
+
+// appendIndices appends the comma-separated non-negative integers in vals to
+// list, leaving out those already in it, so that a repeated flag adds to
+// what the earlier ones chose.
+func appendIndices(list []int, flag string, vals []string) ([]int, error) {
+	for _, v := range vals {
+		for _, part := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(part))
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("%s: %q is not a non-negative integer", flag, part)
+			}
+			if !slices.Contains(list, n) {
+				list = append(list, n)
 			}
 		}
-		return out, nil
 	}
+	return list, nil
+}
+
+// parseArgs reads nvitop-style flags: a flag may take several values
+// ("--only 0 1") and may be repeated to add more ("--only 0 --only 1"),
+// "--flag=value" works for all, and --user's name is optional.
+func parseArgs(args []string) (*options, error) {
+	o := &options{noColor: os.Getenv("NO_COLOR") != ""}
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		name, val, hasVal := strings.Cut(arg, "=")
+		valueFollows := func() bool { return i+1 < len(args) && !isFlag(args[i+1]) }
 		// values after a multi-value flag, up to the next flag
 		takeMany := func() []string {
 			if hasVal {
 				return []string{val}
 			}
 			var vals []string
-			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			for valueFollows() {
 				i++
 				vals = append(vals, args[i])
 			}
@@ -115,7 +135,7 @@ func parseArgs(args []string) (*options, error) {
 			if len(vals) == 0 {
 				return nil, fmt.Errorf("%s needs at least one GPU index", name)
 			}
-			if o.only, err = ints(name, vals); err != nil {
+			if o.only, err = appendIndices(o.only, name, vals); err != nil {
 				return nil, err
 			}
 		case "--pid":
@@ -123,14 +143,14 @@ func parseArgs(args []string) (*options, error) {
 			if len(vals) == 0 {
 				return nil, fmt.Errorf("%s needs at least one PID", name)
 			}
-			if o.pids, err = ints(name, vals); err != nil {
+			if o.pids, err = appendIndices(o.pids, name, vals); err != nil {
 				return nil, err
 			}
 		case "--user", "-u":
 			o.userSet = true
 			if hasVal {
 				o.user = val
-			} else if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			} else if valueFollows() {
 				i++
 				o.user = args[i]
 			}
@@ -138,7 +158,7 @@ func parseArgs(args []string) (*options, error) {
 			switch {
 			case hasVal:
 				o.simulate = val
-			case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+			case valueFollows():
 				// "--simulate --json" is a missing value, not a file named
 				// "--json"; such a file can be given as ./--json
 				i++
@@ -160,7 +180,7 @@ func parseArgs(args []string) (*options, error) {
 		case "--fields":
 			v := val
 			if !hasVal {
-				if i+1 >= len(args) || strings.HasPrefix(args[i+1], "-") {
+				if !valueFollows() {
 					return nil, fmt.Errorf("--fields needs a list of field groups")
 				}
 				i++
