@@ -974,6 +974,7 @@ func TestOnlyVisibleWithNoDeviceSaysSo(t *testing.T) {
 
 func TestOnlyVisibleErrorsExitWithOneLine(t *testing.T) {
 	plainTerminal(t, 0)
+	lost := writeScenario(t, lostGPU7)
 	tests := []struct {
 		name      string
 		args      []string
@@ -991,6 +992,12 @@ func TestOnlyVisibleErrorsExitWithOneLine(t *testing.T) {
 			name: "indices while a GPU has MIG on exit 3, with --json too", visible: "0,2",
 			args: []string{"--simulate", "dgx-h100-mig", "--only-visible", "--json"}, code: 3, lines: 1,
 			stderrHas: []string{"status: --only-visible: ", "MIG on", "cannot be determined"},
+		},
+		{
+			// Eight H100s: the lost GPU is what is unknown, not the models.
+			name: "a lost GPU is named, not blamed on models", visible: unsetEnv,
+			args: []string{"--simulate", lost, "--only-visible"}, code: 3, lines: 1,
+			stderrHas: []string{"status: --only-visible: ", "GPU 7 fell off the bus", "cannot be determined"},
 		},
 		{
 			name: "--only with --only-visible exits 2", visible: "0",
