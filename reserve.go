@@ -42,21 +42,29 @@ func pause(ctx context.Context, d time.Duration) bool {
 // ErrReserved is the error for a device another process has reserved.
 var ErrReserved = reserve.ErrBusy
 
+// ErrLockDir is matched by the errors of a lock directory that cannot be
+// used (it cannot be created, is not a directory, or refuses new files):
+// a filesystem problem, not an NVML one.
+var ErrLockDir = errors.New("lock directory unusable")
+
 // WithLockDir sets the directory of ReserveDevices' lock files. The default
 // is $NVGO_LOCK_DIR, else /run/lock/nvgo, else nvgo-locks in the temporary
 // directory: one directory every user of the machine shares, since
-// reservations only protect launchers that see each other's locks.
+// reservations only protect launchers that see each other's locks. A
+// directory named here or in $NVGO_LOCK_DIR is created if missing (mode
+// 1777, parents too). A GPU whose lock file is unusable (a FIFO or a link
+// planted at its path) is left out of a reservation with a warning.
 func WithLockDir(dir string) SelectOption { return func(o *selectOptions) { o.lockDir = dir } }
 
 // lockDirectory returns the lock directory, resolving the default once per
 // selection (DefaultDir creates and probes a file on every call).
 func (o *selectOptions) lockDirectory() (string, error) {
-	if o.lockDir == "" {
-		dir, err := reserve.DefaultDir()
+	if !o.lockDirReady {
+		dir, err := reserve.Dir(o.lockDir)
 		if err != nil {
-			return "", fmt.Errorf("nvgo: no directory for reservations: %w", err)
+			return "", fmt.Errorf("nvgo: %w: %w", ErrLockDir, err)
 		}
-		o.lockDir = dir
+		o.lockDir, o.lockDirReady = dir, true
 	}
 	return o.lockDir, nil
 }
@@ -158,7 +166,9 @@ func (l *Library) ReserveDevices(ctx context.Context, opts ...SelectOption) (*Re
 	}
 	var locks []*reserve.Lock
 	for attempt := 1; ; attempt++ {
-		locks, err = reserve.TryLockFirst(dir, keys, want, accept)
+		locks, err = reserve.TryLockFirst(dir, keys, want, accept, func(uuid string, err error) {
+			l.log.Warn("nvgo: a GPU left out of the reservation: its lock file cannot be locked", "uuid", uuid, "err", err)
+		})
 		var short *reserve.ShortError
 		if !errors.As(err, &short) || short.Busy == 0 || short.Free+short.Busy < want ||
 			attempt > lockRetries || !pause(ctx, lockBackoff(attempt)) {

@@ -10,9 +10,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -239,5 +241,40 @@ func TestSelectWithoutReserved(t *testing.T) {
 	}
 	if got, err := lib.SelectDevices(ctx, nvgo.WithCandidates()); err != nil || len(got) != 0 {
 		t.Errorf("no candidates: %v, %v; want none", got, err)
+	}
+}
+
+// A lock directory named in code gets the rule $NVGO_LOCK_DIR gets (created
+// if missing); one that cannot be used is a filesystem error, not an NVML
+// one; junk planted at one GPU's lock path leaves that GPU out.
+func TestReserveLockDirectories(t *testing.T) {
+	lib, fleet := openFleet(t, "dgx-h100")
+	idle(fleet)
+	ctx := context.Background()
+
+	missing := filepath.Join(t.TempDir(), "not", "yet")
+	r, err := lib.ReserveDevices(ctx, nvgo.WithCount(1), nvgo.WithLockDir(missing))
+	if err != nil {
+		t.Fatalf("WithLockDir(a missing directory): %v", err)
+	}
+	r.Release()
+
+	file := filepath.Join(t.TempDir(), "file")
+	must(t, os.WriteFile(file, nil, 0o666))
+	_, err = lib.ReserveDevices(ctx, nvgo.WithCount(1), nvgo.WithLockDir(file))
+	var nvmlErr *nvgo.NVMLError
+	if !errors.Is(err, nvgo.ErrLockDir) || errors.As(err, &nvmlErr) || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("WithLockDir(a file): %v; want ErrLockDir saying it is not a directory", err)
+	}
+
+	dir := t.TempDir()
+	must(t, syscall.Mkfifo(filepath.Join(dir, fleet.GPU(7).UUID()+".lock"), 0o666))
+	r, err = lib.ReserveDevices(ctx, nvgo.WithCount(1), nvgo.WithLockDir(dir))
+	if err != nil {
+		t.Fatalf("a FIFO at GPU 7's lock path: %v", err)
+	}
+	defer r.Release()
+	if got := r.CUDAVisibleDevices(); got != fleet.GPU(6).UUID() {
+		t.Errorf("reserved %s; want GPU 6 (GPU 7's lock file is a FIFO)", got)
 	}
 }

@@ -34,6 +34,7 @@ type selectOptions struct {
 	unsorted      bool
 	window        time.Duration
 	lockDir       string
+	lockDirReady  bool // lockDir was resolved and prepared
 }
 
 // WithCandidates limits the choice to devs (default: every leaf device, i.e.

@@ -95,6 +95,8 @@ func libraryFailure(err error) error {
 		return fail(exitNoDriver, "no usable NVIDIA driver: %v (try --simulate dgx-h100)", err)
 	case errors.Is(err, nvgo.ErrInvalidArgument), errors.Is(err, context.DeadlineExceeded):
 		return fail(exitUsage, "%v", err)
+	case errors.Is(err, nvgo.ErrLockDir):
+		return fail(exitUsage, "%v", err) // a filesystem problem, not NVML's
 	}
 	return fail(exitUsage, "NVML error: %v", err)
 }

@@ -529,3 +529,22 @@ func TestALostGPUIsLeftOutWithAWarning(t *testing.T) {
 		t.Errorf("stderr %q; want a warning naming lost GPU 2", stderr)
 	}
 }
+
+// --lock-dir follows $NVGO_LOCK_DIR's rule: a missing directory is
+// created; one that cannot be used is a filesystem error (exit 2, named
+// as such, not as an NVML error).
+func TestLockDirFollowsOneRule(t *testing.T) {
+	cleanCUDAEnv(t)
+	missing := filepath.Join(t.TempDir(), "not", "yet")
+	if code, _, stderr := runSelect(t, "--simulate", "dgx-h100", "-n", "1", "--lock-dir", missing, "--", "true"); code != 0 {
+		t.Errorf("--lock-dir (missing): exit %d, %q; want 0", code, stderr)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runSelect(t, "--simulate", "dgx-h100", "-n", "1", "--lock-dir", file, "--", "true")
+	if code != exitUsage || !strings.Contains(stderr, "lock directory") || strings.Contains(stderr, "NVML") {
+		t.Errorf("--lock-dir (a file): exit %d, %q; want %d and a lock-directory error", code, stderr, exitUsage)
+	}
+}

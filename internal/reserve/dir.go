@@ -59,6 +59,21 @@ func DefaultDir() (string, error) {
 	return firstUsableDir(defaultDirs())
 }
 
+// Dir returns the lock directory to use: dir when it is not empty, else
+// DefaultDir. A named directory gets the rule $NVGO_LOCK_DIR gets, however
+// it was named: missing directories are created (the last one shared, mode
+// 1777), symbolic links are followed, and it must let this process create
+// files; there is no fallback from an explicit choice.
+func Dir(dir string) (string, error) {
+	if dir == "" {
+		return DefaultDir()
+	}
+	if err := prepareDir(dir, true); err != nil {
+		return "", fmt.Errorf("reserve: lock directory: %w", err)
+	}
+	return dir, nil
+}
+
 // firstUsableDir returns the first of candidates that prepareDir accepts.
 func firstUsableDir(candidates []string) (string, error) {
 	var errs []error
@@ -93,7 +108,7 @@ func prepareDir(dir string, chosen bool) error {
 		return err
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("%s: not a directory (%v)", dir, fi.Mode().Type())
+		return fmt.Errorf("%s is %s, not a directory", dir, kindOf(fi.Mode()))
 	}
 	probe, err := os.CreateTemp(dir, ".probe-")
 	if err != nil {
@@ -101,6 +116,25 @@ func prepareDir(dir string, chosen bool) error {
 	}
 	probe.Close()
 	return os.Remove(probe.Name())
+}
+
+// kindOf names the kind of file a mode describes, for messages.
+func kindOf(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t == 0:
+		return "a regular file"
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	case t&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
 }
 
 // makeSharedDir creates dir with sharedMode. It builds the directory under a

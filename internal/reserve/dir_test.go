@@ -135,3 +135,36 @@ func TestFirstUsableDirSkipsAReadOnlyDirectory(t *testing.T) {
 		t.Fatalf("firstUsableDir = %q, %v; want %q", got, err, fallback)
 	}
 }
+
+// Dir gives a directory named in code the rule $NVGO_LOCK_DIR gets: created
+// with its parents and shared, or a clear error; "" is DefaultDir.
+func TestDirNamedInCodeGetsTheEnvironmentsRule(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	dir := filepath.Join(t.TempDir(), "missing", "locks")
+	if got, err := Dir(dir); err != nil || got != dir {
+		t.Fatalf("Dir(%s) = %q, %v; want it created", dir, got, err)
+	}
+	wantShared(t, dir)
+	mustLock(t, dir, testKey)
+
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	for path, kind := range map[string]string{file: "is a regular file, not a directory", fifo: "is a named pipe, not a directory"} {
+		if _, err := Dir(path); err == nil || !strings.Contains(err.Error(), kind) {
+			t.Errorf("Dir(%s) error %v; want one saying it %s", path, err, kind)
+		}
+	}
+
+	env := filepath.Join(t.TempDir(), "env")
+	t.Setenv(EnvLockDir, env)
+	if got, err := Dir(""); err != nil || got != env {
+		t.Errorf(`Dir("") = %q, %v; want $%s`, got, err, EnvLockDir)
+	}
+}

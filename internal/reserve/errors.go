@@ -13,6 +13,10 @@ var (
 	ErrNotEnough = errors.New("not enough free reservations")
 	// ErrBadKey: the key cannot be used as a lock file name.
 	ErrBadKey = errors.New("bad reservation key")
+	// ErrUnusableFile: the key's lock file cannot be locked, though the
+	// directory can (something else planted at its path: a FIFO, a
+	// symbolic link, a directory, a file this user may not open).
+	ErrUnusableFile = errors.New("unusable lock file")
 )
 
 // ShortError is TryLockFirst's error when it could not take as many locks
@@ -21,11 +25,16 @@ var (
 type ShortError struct {
 	Want, Keys           int // locks asked for, keys offered
 	Free, Busy, Rejected int // keys taken (then released), held by others, refused by accept
+	Unusable             int // keys whose lock file could not be locked (ErrUnusableFile)
 }
 
 func (e *ShortError) Error() string {
-	return fmt.Sprintf("reserve: %v: want %d of %d keys, %d free, %d busy, %d rejected",
+	s := fmt.Sprintf("reserve: %v: want %d of %d keys, %d free, %d busy, %d rejected",
 		ErrNotEnough, e.Want, e.Keys, e.Free, e.Busy, e.Rejected)
+	if e.Unusable > 0 {
+		s += fmt.Sprintf(", %d with an unusable lock file", e.Unusable)
+	}
+	return s
 }
 
 // Is makes the error match ErrNotEnough.

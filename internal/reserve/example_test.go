@@ -23,7 +23,7 @@ func ExampleTryLockFirst() {
 	candidates := []string{"GPU-5f7d3a2c-…", "GPU-8c1e9b40-…", "GPU-0a6d2f31-…"} // best first
 	stillIdle := func(uuid string) bool { return true }                          // re-check under the lock
 
-	locks, err := reserve.TryLockFirst(dir, candidates, 2, stillIdle)
+	locks, err := reserve.TryLockFirst(dir, candidates, 2, stillIdle, nil)
 	if errors.Is(err, reserve.ErrNotEnough) {
 		log.Fatal("GPUs busy, try later: ", err)
 	}

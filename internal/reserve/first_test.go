@@ -4,8 +4,11 @@ package reserve
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -44,7 +47,7 @@ func TestTryLockFirst(t *testing.T) {
 				wantBusy(t, dir, key)
 				return !slices.Contains(tt.reject, key)
 			}
-			locks, err := TryLockFirst(dir, keys, tt.n, accept)
+			locks, err := TryLockFirst(dir, keys, tt.n, accept, nil)
 			t.Cleanup(func() { unlockAll(locks) })
 			if tt.wantErr != "" {
 				if !errors.Is(err, ErrNotEnough) || !strings.Contains(err.Error(), tt.wantErr) {
@@ -84,7 +87,7 @@ func TestTryLockFirst(t *testing.T) {
 func TestTryLockFirstWithoutAcceptTakesAnyFree(t *testing.T) {
 	dir := t.TempDir()
 	mustLock(t, dir, "GPU-0")
-	locks, err := TryLockFirst(dir, []string{"GPU-0", "GPU-1"}, 1, nil)
+	locks, err := TryLockFirst(dir, []string{"GPU-0", "GPU-1"}, 1, nil, nil)
 	if err != nil || len(locks) != 1 || locks[0].Key() != "GPU-1" {
 		t.Fatalf("TryLockFirst = %v, %v", locks, err)
 	}
@@ -93,9 +96,48 @@ func TestTryLockFirstWithoutAcceptTakesAnyFree(t *testing.T) {
 
 func TestTryLockFirstStopsAtOtherErrors(t *testing.T) {
 	dir := t.TempDir()
-	_, err := TryLockFirst(dir, []string{"GPU-0", "../escape", "GPU-1"}, 3, nil)
+	_, err := TryLockFirst(dir, []string{"GPU-0", "../escape", "GPU-1"}, 3, nil, nil)
 	if !errors.Is(err, ErrBadKey) {
 		t.Fatalf("err = %v, want ErrBadKey", err)
 	}
 	mustLock(t, dir, "GPU-0") // released
+}
+
+// Junk planted at one key's lock path (a FIFO, a symbolic link, a
+// directory) skips that key, reported to the caller; the others are taken.
+func TestTryLockFirstSkipsUnusableLockFiles(t *testing.T) {
+	dir := t.TempDir()
+	plant := map[string]func(path string) error{
+		"GPU-0": func(p string) error { return syscall.Mkfifo(p, 0o666) },
+		"GPU-1": func(p string) error { return os.Symlink("/etc/passwd", p) },
+		"GPU-2": func(p string) error { return os.Mkdir(p, 0o755) },
+	}
+	for key, f := range plant {
+		if err := f(filepath.Join(dir, key+lockSuffix)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var skipped []string
+	locks, err := TryLockFirst(dir, []string{"GPU-0", "GPU-1", "GPU-2", "GPU-3", "GPU-4"}, 2, nil, func(key string, err error) {
+		if !errors.Is(err, ErrUnusableFile) {
+			t.Errorf("%s: error %v does not match ErrUnusableFile", key, err)
+		}
+		skipped = append(skipped, key)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlockAll(locks)
+	var got []string
+	for _, l := range locks {
+		got = append(got, l.Key())
+	}
+	if !slices.Equal(got, []string{"GPU-3", "GPU-4"}) || !slices.Equal(skipped, []string{"GPU-0", "GPU-1", "GPU-2"}) {
+		t.Errorf("took %v, skipped %v; want GPU-3 and GPU-4, skipping 0, 1 and 2", got, skipped)
+	}
+	_, err = TryLockFirst(dir, []string{"GPU-0", "GPU-5"}, 2, nil, nil)
+	var short *ShortError
+	if !errors.As(err, &short) || short.Unusable != 1 || !strings.Contains(err.Error(), "1 with an unusable lock file") {
+		t.Errorf("error %v; want a ShortError counting one unusable lock file", err)
+	}
 }

@@ -88,10 +88,11 @@ func TryLock(dir, key string) (*Lock, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, key+lockSuffix)
+	unusable := func(err error) error { return fmt.Errorf("reserve: %w: %w", ErrUnusableFile, err) }
 	for range maxReopen {
 		f, writable, err := openLockFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("reserve: %w", err)
+			return nil, unusable(err)
 		}
 		busy, err := tryFlock(f, true)
 		if busy {
@@ -100,14 +101,14 @@ func TryLock(dir, key string) (*Lock, error) {
 		}
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("reserve: %w", err)
+			return nil, unusable(err)
 		}
 		// A lock on a file that was unlinked or replaced since the open
 		// guards nothing: the next launcher would lock the new file.
 		linked, err := stillLinked(f, path)
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("reserve: %w", err)
+			return nil, unusable(err)
 		}
 		if !linked {
 			f.Close()
@@ -159,7 +160,7 @@ func openLockFile(path string) (f *os.File, writable bool, err error) {
 func checkRegular(f *os.File) error {
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s: not a regular file (%v)", f.Name(), fi.Mode().Type())
+		err = fmt.Errorf("%s is %s, not a regular file", f.Name(), kindOf(fi.Mode()))
 	}
 	if err != nil {
 		f.Close()

@@ -55,7 +55,7 @@ func runHelper(mode string) int {
 		n, _ := strconv.Atoi(os.Getenv(envN))
 		fmt.Println("ready")
 		_, _ = io.Copy(io.Discard, os.NewFile(3, "start")) // until every sibling is ready
-		locks, err := TryLockFirst(dir, keys, n, nil)
+		locks, err := TryLockFirst(dir, keys, n, nil, nil)
 		switch {
 		case errors.Is(err, ErrNotEnough):
 			fmt.Println("notenough")
