@@ -247,6 +247,13 @@ func (d *Device) NVLinkLinkCount() Value[int] {
 // cache TTL: the latest snapshot's if it read them, else a reading of f
 // alone. Snapshots bypass it.
 func (d *Device) cached(f Fields) *DeviceSnapshot {
+	if d.lib.shut.Load() {
+		// Nothing read before Close is served after it.
+		s := DeviceSnapshot{Timestamp: d.lib.clock.Now(), Index: d.index, Fields: f}
+		s.setErr(ErrClosed)
+		s.fillNA(f, ErrClosed)
+		return &s
+	}
 	if d.cache == nil {
 		s := d.read(f, nil)
 		return &s

@@ -194,3 +194,34 @@ func TestUnifiedMemoryIsSaidExplicitly(t *testing.T) {
 		t.Fatalf("MemoryUsed = %v (%v), want N/A because of unified memory", s.MemoryUsed, s.MemoryUsed.Err())
 	}
 }
+
+// After Close a reading is N/A with ErrClosed at once, even one the cache
+// still holds; static values read before stay.
+func TestCloseEndsCachedReadings(t *testing.T) {
+	fleet, err := fakegpu.Preset("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := lib.DeviceByIndex(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := d.Name()
+	if v := d.MemoryUsed(); v.IsNA() {
+		t.Fatalf("MemoryUsed before Close = %v", v)
+	}
+	lib.Close()
+	if v := d.MemoryUsed(); !v.IsNA() || !errors.Is(v.Err(), nvgo.ErrClosed) {
+		t.Errorf("MemoryUsed after Close = %v (%v); want N/A with ErrClosed", v, v.Err())
+	}
+	if s := d.Snapshot(nvgo.FieldMemory); !errors.Is(s.Err, nvgo.ErrClosed) {
+		t.Errorf("Snapshot after Close: Err %v; want ErrClosed", s.Err)
+	}
+	if d.Name() != name {
+		t.Errorf("Name after Close = %v; want %v, read before", d.Name(), name)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nvgo/nvgo/internal/nverr"
@@ -38,6 +39,7 @@ type Library struct {
 	acquired bool
 	initErr  error
 	closed   bool
+	shut     atomic.Bool // closed, for readers that take no lock
 	devices  []*Device // by NVML index; nil until enumerated
 
 	verOnce sync.Once
@@ -139,8 +141,10 @@ func (l *Library) readyLocked() error {
 }
 
 // Close releases NVML (shutting it down when no other Library holds it).
-// Devices and processes from this Library become unusable: their methods
-// return N/A or ErrClosed. Close is idempotent.
+// Devices and processes from this Library become unusable: their readings
+// are N/A with an error matching ErrClosed at once, cached ones included,
+// and calls that return an error return one matching ErrClosed; static
+// values read before Close (name, UUID, bus ID) stay. Close is idempotent.
 func (l *Library) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -148,6 +152,7 @@ func (l *Library) Close() error {
 		return nil
 	}
 	l.closed = true
+	l.shut.Store(true)
 	if l.acquired {
 		l.acquired = false
 		l.backend.Release()
