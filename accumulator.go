@@ -27,7 +27,10 @@ type AccumulatorConfig struct {
 	// Interval between ticks; 0 means DefaultAccumulatorInterval.
 	Interval time.Duration
 	// Clock drives the ticks; nil means the Library's (WithClock). Tests
-	// pass a fake.
+	// pass a fake. Over a fake fleet (package fakegpu) use one of package
+	// fakegpu/fleetclock's: the fake driver takes samples only as the
+	// fleet's clock moves, so on the system clock alone every process
+	// shows 0% SM.
 	Clock Clock
 	// Devices to sample; nil means every GPU of the Library. MIG devices
 	// are not sampled on their own: their processes count on the parent.

@@ -464,3 +464,43 @@ func TestAccumulatorUnifiedMemoryIsNA(t *testing.T) {
 		t.Errorf("GPU 1 used-memory sum = %v; want N/A, not 0", g1.MemoryUsed.SumKiB)
 	}
 }
+
+// On a fake fleet the driver's samples move only with the fleet's clock. A
+// Library opened with the fleet's real-time clock gives its accumulator
+// that clock by default, so busy processes show their utilization (with
+// the system clock alone the fleet stands still and they would show 0%).
+func TestAccumulatorOnAFakeFleetWithItsRealTimeClock(t *testing.T) {
+	fleet := twoH100()
+	cmd := startSleep(t)
+	must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: uint32(cmd.Process.Pid), SM: 60, Mem: 20, UsedMemory: 512 * miB}))
+	fleet.GPU(0).SetUtilization(60, 20)
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet), nvgo.WithClock(fleetclock.RealTime(fleet)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lib.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Interval: 20 * time.Millisecond})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); <-acc.Done() })
+	start := acc.Counters()
+	for deadline := time.Now().Add(10 * time.Second); acc.Counters().Ticks < start.Ticks+3; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the accumulator did not tick on the fleet's real-time clock")
+		}
+	}
+	iv, err := nvgo.Delta(start, acc.Counters())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(iv.GPUs) == 0 || len(iv.GPUs[0].Processes) != 1 {
+		t.Fatalf("the interval: %+v", iv)
+	}
+	g := iv.GPUs[0]
+	if sm := g.Processes[0].SMUtilization.Or(0); sm < 50 {
+		t.Errorf("process SM utilization %v over the interval; want about 60%%", g.Processes[0].SMUtilization)
+	}
+}

@@ -24,6 +24,13 @@
 //	fleet.GPU(1).StartProcess(fakegpu.Process{PID: 4242, Type: fakegpu.Compute, UsedMemory: 2 << 30, SM: 50})
 //	lib := nvml.Interface(fleet) // hand it to the code under test
 //
+// The fleet has a clock of its own, which stands still until Advance moves
+// it; utilization samples and accounting records are taken as it moves.
+// nvgo's samplers need a clock that moves it: open the Library with
+// nvgo.WithClock(fleetclock.RealTime(fleet)) for a live simulation, or
+// fleetclock.NewStepped(fleet) in tests that step time. On the system
+// clock alone the fleet stands still and every process shows 0% SM.
+//
 // # Fidelity
 //
 // The fake refuses what would kill a real process. With the real library a
