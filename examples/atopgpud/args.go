@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -12,10 +13,12 @@ import (
 // atop's gpucom.c.
 const defaultListen = "127.0.0.1:59123"
 
-const usage = `usage: atopgpud [-v] [--listen ADDR] [--interval DURATION] [--simulate NAME|FILE]
+// usage is the --help text. The --simulate presets come from
+// simulatePresets, so that each one nvgo ships is listed.
+var usage = fmt.Sprintf(`usage: atopgpud [-v] [--listen ADDR] [--interval DURATION] [--simulate NAME|FILE]
 
 A drop-in replacement for atop's GPU daemon (atopgpud), built on nvgo. It
-samples every NVIDIA GPU once a second into cumulative counters (busy %,
+samples every NVIDIA GPU once a second into cumulative counters (busy %%,
 memory, and per process GPU memory) and serves them to atop over TCP, so
 that atop shows GPU figures averaged over its own interval. It runs in the
 foreground; stop it with SIGINT or SIGTERM.
@@ -29,20 +32,56 @@ Use it with atop:
 atop connects to 127.0.0.1:59123 only, once, when it starts: start the
 daemon first. Run it as root to get per-process GPU and memory busy
 percentages (it turns accounting mode on); otherwise atop shows them as
-N/A. Figures a GPU does not report are sent as -1 (N/A in atop).
+N/A. Figures a GPU does not report are sent as -1 (N/A in atop). Memory
+used is total - free, the driver's reserved memory included, as atopgpud
+serves it (nvidia-smi shows it without the reservation).
 
 options:
   -v                    log debug messages (to stderr)
   --listen ADDR         TCP address to listen on (default 127.0.0.1:59123)
   --interval DURATION   time between samples (default 1s, what atop assumes)
-  --simulate NAME|FILE  serve a fake GPU fleet: dgx-a100, dgx-h100, dgx-h200,
-                        dgx-b200, dgx-a100-mig, dgx-h100-mig, or a scenario
-                        JSON file (see the README)
+%s
   -h, --help            show this help
 
-exit status: 0 stopped by a signal, or no NVIDIA driver or GPU (as atopgpud);
-             1 cannot listen, or a bad --simulate file; 2 bad arguments
-`
+exit status: 0 stopped by a signal, or no usable NVIDIA driver (none
+             installed or loaded, a version mismatch, no permission to use
+             it) or no GPU: one log line names the cause, as atopgpud exits;
+             1 cannot listen, a bad --simulate file, or another driver
+             failure; 2 bad arguments
+`, simulateHelp())
+
+// simulateHelp is the usage of --simulate, listing simulatePresets.
+func simulateHelp() string {
+	text := "serve a fake GPU fleet (in a binary built with cgo only)"
+	if presets := simulatePresets(); len(presets) > 0 {
+		text = "serve a fake GPU fleet: " + strings.Join(presets, ", ") + ", or a scenario JSON file (see the README)"
+	}
+	return wrapOption("  --simulate NAME|FILE  ", text)
+}
+
+// usageWidth is the widest line of the usage.
+const usageWidth = 78
+
+// wrapOption formats an option's help: head, then text wrapped at spaces
+// into lines of at most usageWidth, continued under its first word.
+func wrapOption(head, text string) string {
+	indent := strings.Repeat(" ", len(head))
+	var b strings.Builder
+	line := head
+	for i, w := range strings.Fields(text) {
+		if i > 0 && len(line)+1+len(w) > usageWidth {
+			b.WriteString(line + "\n")
+			line = indent + w
+			continue
+		}
+		if i > 0 {
+			line += " "
+		}
+		line += w
+	}
+	b.WriteString(line)
+	return b.String()
+}
 
 // errHelp asks for the usage on stdout.
 var errHelp = errors.New("help")

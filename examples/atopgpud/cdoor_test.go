@@ -9,6 +9,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -128,5 +129,47 @@ func TestThroughTheDriverLibraryRealAtopShowsTheFleet(t *testing.T) {
 				t.Errorf("sample %d: PRE field %d = %d, want %d: %s", l.sample, 12+i, got, w, strings.Join(l.f, " "))
 			}
 		}
+	}
+}
+
+// TestThroughTheDriverLibraryNoUsableDriverExitsZero makes nvmlInit fail as
+// drivers do: every "no usable driver" cause ends the daemon with status 0
+// and one log line naming it, as upstream's does, so that systemd's
+// Restart=on-failure does not restart it forever; another failure is 1.
+func TestThroughTheDriverLibraryNoUsableDriverExitsZero(t *testing.T) {
+	door := cdoortest.Serve(t, fakegpu.New(fakegpu.GPUSpec{Model: "h100"}), "current")
+	tests := []struct {
+		code   string // NVGO_FAKE_INIT_ERROR: a name or NVML's number
+		status int
+		cause  string // in the log line
+	}{
+		{code: "DRIVER_NOT_LOADED", status: 0, cause: "driver is not loaded"},
+		{code: "LIBRARY_NOT_FOUND", status: 0, cause: "not found"},
+		{code: "LIB_RM_VERSION_MISMATCH", status: 0, cause: "mismatch"},
+		{code: "4", status: 0, cause: "insufficient permissions"}, // NO_PERMISSION, e.g. /dev/nvidia* unreadable
+		{code: "UNKNOWN", status: 1, cause: "cannot start"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.code, func(t *testing.T) {
+			cmd := door.Command(t, "--listen", "127.0.0.1:0")
+			cmd.Env = append(cmd.Env, fakegpu.EnvInitError+"="+tt.code)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if err != nil && !errors.As(err, &exit) {
+				t.Fatal(err)
+			}
+			if got := cmd.ProcessState.ExitCode(); got != tt.status {
+				t.Errorf("exit status %d, want %d; log:\n%s", got, tt.status, stderr.String())
+			}
+			log := stderr.String()
+			if strings.Count(log, "\n") != 1 || !strings.Contains(strings.ToLower(log), tt.cause) || stdout.Len() > 0 {
+				t.Errorf("log:\n%s\nstdout %q; want one line naming %q, and no stdout", log, stdout.String(), tt.cause)
+			}
+			if tt.status == 0 && !strings.Contains(log, "no usable NVIDIA driver") {
+				t.Errorf("log:\n%s\nwant it to say there is no usable NVIDIA driver", log)
+			}
+		})
 	}
 }

@@ -62,14 +62,17 @@ func startDaemon(ctx context.Context, lib *nvgo.Library, cfg config) (*daemon, e
 		return nil, err
 	}
 	d := &daemon{acc: acc}
+	reservedByIndex := reservedMemory(devs, log)
+	var reserved []nvgo.Bytes // by GPU position
 	first := acc.Counters()
 	for _, g := range first.GPUs {
 		d.types = append(d.types, gpuType{BusID: g.BusID, Name: g.Name, Tasks: tasks[g.Index]})
+		reserved = append(reserved, reservedByIndex[g.Index])
 	}
 	typesReply := frame(typesBody(d.types))
 	d.srv = newServer(ln, log, func() (*session, func()) {
 		r := acc.NewReader()
-		return &session{types: typesReply, read: r.Read}, r.Close
+		return &session{types: typesReply, read: r.Read, reserved: reserved}, r.Close
 	})
 	accounted := 0
 	for _, t := range tasks {
@@ -113,4 +116,20 @@ func prepareGPUs(ctx context.Context, devs []*nvgo.Device, log *slog.Logger) map
 		tasks[d.Index()] = bits
 	}
 	return tasks
+}
+
+// reservedMemory returns, by NVML index, the memory each GPU's driver keeps
+// for itself, which the atop protocol counts as used, as upstream does (see
+// countReservedAsUsed): then used + reserved = total − free. Drivers before
+// R510 do not report it, and count it as used already: 0.
+func reservedMemory(devs []*nvgo.Device, log *slog.Logger) map[int]nvgo.Bytes {
+	reserved := make(map[int]nvgo.Bytes, len(devs))
+	for _, d := range devs {
+		r := d.MemoryReserved()
+		if r.IsNA() {
+			log.Debug("no reserved memory reported; serving used memory as the driver reports it", "gpu", d.Index(), "reason", r.Reason())
+		}
+		reserved[d.Index()] = r.Or(0)
+	}
+	return reserved
 }

@@ -31,16 +31,30 @@
 //
 // The per-process busy percentages come from the driver's accounting mode,
 // which the daemon turns on at start when it runs as root (as upstream
-// does, and it leaves it on); otherwise they are -1. With no NVIDIA driver
-// or no GPU it logs one line and exits 0, as atopgpud does, so that a
-// service unit on a machine without GPUs does not fail.
+// does, and it leaves it on); otherwise they are -1.
+//
+// Memory used is served as upstream serves it: total − free, the driver's
+// reserved memory included (nvmlDeviceGetMemoryInfo v1, 579 MiB on an idle
+// H100), where nvgo's own figures leave the reservation out (see
+// countReservedAsUsed).
+//
+// One rule for a machine the daemon cannot serve: with no usable NVIDIA
+// driver (none installed or loaded, a driver/library version mismatch, no
+// permission to use it, a binary built without cgo) or no GPU, it logs one
+// line naming the cause and exits 0, as atopgpud does, so that a service
+// unit on such a machine neither fails nor restarts forever.
+//
+// A connection must send its first complete request within 5 s (atop
+// sends it at once); when all 1024 client slots are taken, the oldest
+// connection that has not sent one is closed to admit a new client, and a
+// client that has spoken is never evicted.
 //
 // --simulate serves a fake fleet (nvgo's fakegpu), whose clock the daemon
 // moves in step with real time, for trying atop without a GPU.
 //
-// Exit status: 0 when stopped by SIGINT or SIGTERM, or with no NVIDIA
-// driver or GPU; 1 when it cannot listen or a --simulate file is bad; 2 on
-// bad arguments.
+// Exit status: 0 when stopped by SIGINT or SIGTERM, or with no usable
+// NVIDIA driver or no GPU; 1 when it cannot listen, a --simulate file is
+// bad, or the driver fails otherwise; 2 on bad arguments.
 package main
 
 import (
@@ -101,10 +115,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // fail logs why the daemon cannot run and returns its exit status: 0 when
-// there is no NVIDIA driver or GPU, as upstream atopgpud exits.
+// there is no usable NVIDIA driver (see noUsableDriver) or no GPU, as
+// upstream atopgpud exits, so that a service unit with Restart=on-failure
+// does not restart it forever on a machine it cannot serve; 1 otherwise.
 func fail(log *slog.Logger, err error) int {
 	switch {
-	case nvgo.IsNVMLUnavailable(err):
+	case noUsableDriver(err):
 		log.Info("no usable NVIDIA driver; nothing to serve", "err", err)
 		return 0
 	case errors.Is(err, errNoGPU):
@@ -113,4 +129,15 @@ func fail(log *slog.Logger, err error) int {
 	}
 	log.Error("cannot start", "err", err)
 	return 1
+}
+
+// noUsableDriver reports whether err means that this daemon cannot use an
+// NVIDIA driver here: nvgo.IsNVMLUnavailable's causes (no library, driver
+// not loaded, version mismatch, no cgo) and no permission to use it
+// (ERROR_NO_PERMISSION, e.g. /dev/nvidia* not readable by the daemon's
+// user), which that predicate leaves out. Upstream exits 0 on any nvmlInit
+// failure; other errors (e.g. ERROR_UNKNOWN) stay failures here, for the
+// service manager to report.
+func noUsableDriver(err error) bool {
+	return nvgo.IsNVMLUnavailable(err) || errors.Is(err, nvgo.ErrNoPermission)
 }

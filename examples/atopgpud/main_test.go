@@ -30,6 +30,11 @@ func TestParseArgsReadsTheFlags(t *testing.T) {
 		{name: "--simulate alone is an error", args: []string{"--simulate"}, wantErr: "flag needs an argument"},
 		{name: "--interval 0 is an error", args: []string{"--interval", "0s"}, wantErr: "want at least 10ms"},
 		{name: "--interval x is an error", args: []string{"--interval", "x"}, wantErr: "invalid value"},
+		// A negative value is the flag's value, not the next flag, and the
+		// error names it.
+		{name: "a negative --interval is named in the error", args: []string{"--interval", "-1s"}, wantErr: "--interval -1s: want at least 10ms"},
+		{name: "a negative --interval= is named in the error", args: []string{"--interval=-5ms"}, wantErr: "--interval -5ms: want at least 10ms"},
+		{name: "a negative --interval without a unit is named in the error", args: []string{"--interval", "-1"}, wantErr: `invalid value "-1" for flag -interval`},
 		{name: "an empty --listen is an error", args: []string{"--listen="}, wantErr: "--listen needs an address"},
 		{name: "an unknown flag is an error", args: []string{"--frobnicate"}, wantErr: "not defined"},
 		{name: "a stray word is an error", args: []string{"start"}, wantErr: `unexpected argument "start"`},

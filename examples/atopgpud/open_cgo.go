@@ -30,3 +30,6 @@ func open(simulate string, log *slog.Logger) (*nvgo.Library, nvgo.Clock, error) 
 	// Each tick then finds fresh samples, as on a real GPU.
 	return lib, fleetclock.RealTime(fleet), nil
 }
+
+// simulatePresets returns the fleets --simulate knows by name.
+func simulatePresets() []string { return fakegpu.PresetNames() }

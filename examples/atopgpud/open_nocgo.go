@@ -18,3 +18,6 @@ func open(simulate string, log *slog.Logger) (*nvgo.Library, nvgo.Clock, error) 
 	lib, err := nvgo.Open(nvgo.WithLogger(log))
 	return lib, nil, err
 }
+
+// simulatePresets returns nil: without cgo there is no fake fleet.
+func simulatePresets() []string { return nil }

@@ -183,6 +183,27 @@ func gpuSection(g *nvgo.GPUCounters) []byte {
 	return b
 }
 
+// countReservedAsUsed counts the memory the driver reserves for itself
+// (reserved, in bytes) as used in g's MemoryUsed: its latest value and its
+// sum over the ticks that read it.
+//
+// Upstream's atopgpud reads nvmlDeviceGetMemoryInfo (v1), whose used is
+// total − free and so includes the driver's reservation (579 MiB on an idle
+// H100), while nvgo reports used as drivers from R510 do (v2), without it.
+// atop users compare the two daemons on one machine, so the atop protocol
+// serves upstream's figure; nvgo's own API keeps its own. The reservation
+// is fixed while the driver is loaded, so it is read once at start and
+// added to every tick; a driver that reports none (before R510, whose used
+// includes it already) adds 0.
+func countReservedAsUsed(g *nvgo.GPUCounters, reserved nvgo.Bytes) {
+	if reserved == 0 {
+		return
+	}
+	m := &g.MemoryUsed
+	m.Last = nvgo.Map(m.Last, func(b nvgo.Bytes) nvgo.Bytes { return b + reserved })
+	m.SumKiB = nvgo.Map(m.SumKiB, func(s uint64) uint64 { return s + m.Samples*uint64(reserved/1024) })
+}
+
 // entry is a process entry of an S reply, with what decides whether it is
 // kept.
 type entry struct {
@@ -350,11 +371,14 @@ func clampInt(u uint64) int64 {
 var errUnknownRequest = errors.New("unknown request")
 
 // requestTimer is what a session's connection may implement to bound the
-// time a client takes to finish a request it has begun (the server's
-// connections do).
+// time a client takes to finish a request it has begun, and to learn when
+// its first request is complete (the server's connections do).
 type requestTimer interface {
 	// requestStarted is called once the first byte of a request is in.
 	requestStarted()
+	// requestReceived is called once the whole request is in, before the
+	// reply.
+	requestReceived()
 }
 
 // session answers one client's requests, in order. Its T reply is fixed;
@@ -364,6 +388,9 @@ type requestTimer interface {
 type session struct {
 	types []byte               // the framed T reply
 	read  func() nvgo.Counters // the client's counters, exits since its previous read included
+	// reserved is, per GPU position, the memory its driver reserves, to
+	// serve as used (see countReservedAsUsed); nil for none.
+	reserved []nvgo.Bytes
 	// carry holds, per GPU position, the exits that did not fit in the
 	// previous S reply.
 	carry [][]nvgo.ProcessCounters
@@ -397,6 +424,9 @@ func (s *session) serve(rw io.ReadWriter) error {
 			}
 			return err
 		}
+		if rt, ok := rw.(requestTimer); ok {
+			rt.requestReceived()
+		}
 		if _, err := rw.Write(s.reply(req[0])); err != nil {
 			return err
 		}
@@ -412,6 +442,9 @@ func (s *session) reply(cmd byte) []byte {
 	c := s.read()
 	gpus := slices.Clone(c.GPUs[:min(len(c.GPUs), maxGPUs)])
 	for i := range gpus {
+		if i < len(s.reserved) {
+			countReservedAsUsed(&gpus[i], s.reserved[i])
+		}
 		if i < len(s.carry) && len(s.carry[i]) > 0 {
 			gpus[i].Exited = append(slices.Clip(s.carry[i]), gpus[i].Exited...)
 		}

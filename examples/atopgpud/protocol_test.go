@@ -455,6 +455,39 @@ func TestStatsBodyReturnsTheExitsThatDoNotFit(t *testing.T) {
 	}
 }
 
+func TestCountReservedAsUsedAddsTheReservationToEveryTick(t *testing.T) {
+	const reserved = 579 << 20 // an idle H100's, 592896 KiB
+	na := nvgo.MemoryCounter{Last: nvgo.NA[nvgo.Bytes](nvgo.NotSupported, nvgo.ErrNotSupported), SumKiB: nvgo.NA[uint64](nvgo.NotSupported, nvgo.ErrNotSupported)}
+	failedNow := memory(gib, 3<<20, 3)
+	failedNow.Last = nvgo.NA[nvgo.Bytes](nvgo.NotReported, nvgo.ErrGPULost)
+	tests := []struct {
+		name             string
+		mem              nvgo.MemoryCounter
+		reserved         nvgo.Bytes
+		wantNow, wantCum int64 // memusedKiB, memusedcumKiB
+	}{
+		{name: "an idle GPU: the reservation alone", mem: memory(0, 0, 120), reserved: reserved, wantNow: 592896, wantCum: 120 * 592896},
+		{name: "a busy GPU: its memory and the reservation", mem: memory(gib, 125829120, 120), reserved: reserved, wantNow: 1048576 + 592896, wantCum: 125829120 + 120*592896},
+		{name: "no reservation reported: as nvgo reads it", mem: memory(gib, 125829120, 120), wantNow: 1048576, wantCum: 125829120},
+		{name: "memory never reported stays N/A", mem: na, reserved: reserved, wantNow: -1, wantCum: -1},
+		{name: "memory not read at the latest tick: now N/A, the sum over the ticks that read it", mem: failedNow, reserved: reserved, wantNow: -1, wantCum: 3<<20 + 3*592896},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := h100()
+			g.MemoryUsed = tt.mem
+			countReservedAsUsed(&g, tt.reserved)
+			stats, err := parseStats(string(gpuSection(&g)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if now, cum := stats[0].vals[3], stats[0].vals[7]; now != tt.wantNow || cum != tt.wantCum {
+				t.Errorf("memusedKiB %d, memusedcumKiB %d; want %d, %d", now, cum, tt.wantNow, tt.wantCum)
+			}
+		})
+	}
+}
+
 // rw is a client's side of a session: what it sends and what it gets.
 type rw struct {
 	in  io.Reader

@@ -6,12 +6,18 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"time"
 )
 
 // Server defaults.
 const (
+	// defaultFirstRequestTimeout bounds the time a new connection takes to
+	// send its first complete request. atop sends 'T' as soon as it has
+	// connected, so a connection still silent after this is not atop; it
+	// is closed, so that idle sockets cannot fill maxClients.
+	defaultFirstRequestTimeout = 5 * time.Second
 	// defaultRequestTimeout bounds the time a client takes to send the
 	// second byte of a request it has begun. Between requests there is no
 	// limit: atop asks once per interval, and its interval can be hours.
@@ -21,8 +27,10 @@ const (
 	// after this, so that its connection's goroutine ends.
 	defaultWriteTimeout = 10 * time.Second
 	// defaultMaxClients bounds the connections served at once; each holds
-	// a goroutine and an accumulator reader. Beyond it a new connection is
-	// closed at once.
+	// a goroutine and an accumulator reader. Beyond it the oldest
+	// connection that has not yet sent a complete request is closed to
+	// admit a new one; only when every connection has spoken is the new
+	// one closed at once.
 	defaultMaxClients = 1024
 )
 
@@ -37,24 +45,32 @@ type server struct {
 	// that releases what it holds, called when the connection ends.
 	newSession func() (*session, func())
 
-	requestTimeout, writeTimeout time.Duration
-	maxClients                   int
+	firstRequestTimeout, requestTimeout, writeTimeout time.Duration
+	maxClients                                        int
 
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
+	mu       sync.Mutex
+	conns    map[net.Conn]*tracked // nil once shut down
+	accepted uint64                // connections tracked so far, to order them
+	wg       sync.WaitGroup
+}
+
+// tracked is what the server knows of a connection it serves.
+type tracked struct {
+	seq    uint64 // its place in the order of acceptance
+	spoken bool   // it has sent a complete request: it is never evicted
 }
 
 // newServer returns a server on ln with the default limits.
 func newServer(ln net.Listener, log *slog.Logger, newSession func() (*session, func())) *server {
 	return &server{
-		ln:             ln,
-		log:            log,
-		newSession:     newSession,
-		requestTimeout: defaultRequestTimeout,
-		writeTimeout:   defaultWriteTimeout,
-		maxClients:     defaultMaxClients,
-		conns:          map[net.Conn]struct{}{},
+		ln:                  ln,
+		log:                 log,
+		newSession:          newSession,
+		firstRequestTimeout: defaultFirstRequestTimeout,
+		requestTimeout:      defaultRequestTimeout,
+		writeTimeout:        defaultWriteTimeout,
+		maxClients:          defaultMaxClients,
+		conns:               map[net.Conn]*tracked{},
 	}
 }
 
@@ -93,15 +109,49 @@ func (s *server) serve(ctx context.Context) error {
 	}
 }
 
-// track registers c; it reports false when the server is full or shut down.
+// track registers c. When the server is full it first closes the oldest
+// connection that has not spoken (see evictSilentLocked); it reports false
+// when every connection has spoken, or the server is shut down.
 func (s *server) track(c net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.conns == nil || len(s.conns) >= s.maxClients {
+	if s.conns == nil || len(s.conns) >= s.maxClients && !s.evictSilentLocked() {
 		return false
 	}
-	s.conns[c] = struct{}{}
+	s.accepted++
+	s.conns[c] = &tracked{seq: s.accepted}
 	return true
+}
+
+// evictSilentLocked closes the connection accepted first among those that
+// have not sent a complete request, and stops counting it (its goroutine
+// ends on its own once its read fails). It reports false when there is
+// none: a client that has spoken, such as atop, is never evicted, since
+// atop connects only once. s.mu must be held.
+func (s *server) evictSilentLocked() bool {
+	var oldest net.Conn
+	var oldestSeq uint64
+	for c, tr := range s.conns {
+		if !tr.spoken && (oldest == nil || tr.seq < oldestSeq) {
+			oldest, oldestSeq = c, tr.seq
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	s.log.Debug("too many clients; closing the oldest one that has sent no request", "max", s.maxClients, "remote", oldest.RemoteAddr())
+	oldest.Close()
+	delete(s.conns, oldest)
+	return true
+}
+
+// spoke records that c has sent a complete request.
+func (s *server) spoke(c net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tr, ok := s.conns[c]; ok {
+		tr.spoken = true
+	}
 }
 
 // shutdown closes the listener and every connection; it may be called more
@@ -138,10 +188,20 @@ func (s *server) handle(c net.Conn) {
 	}()
 	log := s.log.With("remote", c.RemoteAddr().String())
 	log.Debug("client connected")
-	err := sess.serve(&deadlineConn{Conn: c, requestTimeout: s.requestTimeout, writeTimeout: s.writeTimeout})
+	dc := &deadlineConn{
+		Conn:           c,
+		requestTimeout: s.requestTimeout,
+		writeTimeout:   s.writeTimeout,
+		firstDeadline:  time.Now().Add(s.firstRequestTimeout),
+		spoke:          func() { s.spoke(c) },
+	}
+	c.SetReadDeadline(dc.firstDeadline)
+	err := sess.serve(dc)
 	switch {
 	case err == nil, errors.Is(err, net.ErrClosed):
 		log.Debug("client disconnected", "replies", sess.replied)
+	case !dc.firstDeadline.IsZero() && errors.Is(err, os.ErrDeadlineExceeded):
+		log.Debug("closing a connection that sent no complete request in time", "timeout", s.firstRequestTimeout)
 	case errors.Is(err, errUnknownRequest), errors.Is(err, io.ErrUnexpectedEOF):
 		log.Debug("closing the connection of a client that does not speak the protocol", "err", err, "replies", sess.replied)
 	default:
@@ -149,17 +209,38 @@ func (s *server) handle(c net.Conn) {
 	}
 }
 
-// deadlineConn is a connection whose reads wait without limit for the start
-// of a request, then at most requestTimeout for its end, and whose writes
-// take at most writeTimeout each.
+// deadlineConn is a connection whose first request must be complete by
+// firstDeadline; after it, reads wait without limit for the start of a
+// request, then at most requestTimeout for its end. Its writes take at most
+// writeTimeout each.
 type deadlineConn struct {
 	net.Conn
 	requestTimeout, writeTimeout time.Duration
+	// firstDeadline is when the first request must be in; zero once it
+	// is.
+	firstDeadline time.Time
+	// spoke is called once, when the first request is complete.
+	spoke func()
 }
 
 // requestStarted implements requestTimer.
 func (c *deadlineConn) requestStarted() {
-	c.SetReadDeadline(time.Now().Add(c.requestTimeout))
+	d := time.Now().Add(c.requestTimeout)
+	if !c.firstDeadline.IsZero() && c.firstDeadline.Before(d) {
+		d = c.firstDeadline
+	}
+	c.SetReadDeadline(d)
+}
+
+// requestReceived implements requestTimer.
+func (c *deadlineConn) requestReceived() {
+	if c.firstDeadline.IsZero() {
+		return
+	}
+	c.firstDeadline = time.Time{}
+	if c.spoke != nil {
+		c.spoke()
+	}
 }
 
 // Write writes a reply, then lets the next read wait for the next request

@@ -15,9 +15,11 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
@@ -190,6 +192,8 @@ func TestDaemonAnswersFromTheAccumulatorsCounters(t *testing.T) {
 	}
 	c := r.dial()
 	memTot := [2]uint64{fleet.GPU(0).Spec().MemoryTotal / 1024, fleet.GPU(1).Spec().MemoryTotal / 1024}
+	// Used memory counts the driver's reservation, as upstream serves it.
+	memRes := [2]uint64{fleet.GPU(0).Spec().MemoryReserved / 1024, fleet.GPU(1).Spec().MemoryReserved / 1024}
 	wantTypes := fmt.Sprintf("2@%s NVIDIA_H100_80GB_HBM3 3@%s %s 3", fleet.GPU(0).BusID(), fleet.GPU(1).BusID(), strings.ReplaceAll(fleet.GPU(1).Name(), " ", "_"))
 	if body, err := c.ask(requestTypes); err != nil || body != wantTypes {
 		t.Fatalf("T reply %q, %v; want %q", body, err, wantTypes)
@@ -197,8 +201,9 @@ func TestDaemonAnswersFromTheAccumulatorsCounters(t *testing.T) {
 	// The accumulator took its first tick at start; the accounting record
 	// of pid 4194546 started when the daemon turned accounting on.
 	for n := 1; n <= 3; n++ {
-		want := fmt.Sprintf("@37 12 %d 1048576 %d %d %d %d#A 4194546 40 10 0 1048576 %d %d@-1 -1 %d 0 %d -1 -1 0",
-			memTot[0], n, 37*n, 12*n, 1048576*n, 1048576*n, n, memTot[1], n)
+		want := fmt.Sprintf("@37 12 %d %d %d %d %d %d#A 4194546 40 10 0 1048576 %d %d@-1 -1 %d %d %d -1 -1 %d",
+			memTot[0], 1048576+memRes[0], n, 37*n, 12*n, (1048576+memRes[0])*uint64(n), 1048576*n, n,
+			memTot[1], memRes[1], n, memRes[1]*uint64(n))
 		if body, err := c.ask(requestStats); err != nil || body != want {
 			t.Fatalf("S reply after %d ticks:\n  %s (%v)\nwant\n  %s", n, body, err, want)
 		}
@@ -451,10 +456,218 @@ func TestShutdownClosesEveryConnectionAndEndsEveryGoroutine(t *testing.T) {
 	if _, err := net.DialTimeout("tcp", r.d.addr(), time.Second); err == nil {
 		t.Error("the daemon still accepts connections after shutdown")
 	}
+	checkNoGoroutineLeft(t, before)
+}
+
+// checkNoGoroutineLeft fails the test when, within 5 s, the goroutines do
+// not fall back to before, the count taken before the daemon started.
+func checkNoGoroutineLeft(t *testing.T, before int) {
+	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
 			t.Fatalf("%d goroutines before the daemon, %d after it stopped:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
 		}
+	}
+}
+
+// dialSilent opens n connections to the rig that never send anything.
+func (r *daemonRig) dialSilent(n int) []net.Conn {
+	r.t.Helper()
+	var cs []net.Conn
+	for range n {
+		c, err := net.DialTimeout("tcp", r.d.addr(), 5*time.Second)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		r.t.Cleanup(func() { c.Close() })
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// closedByDaemon reports whether the daemon closes c within wait: a read
+// gets EOF or a reset rather than nothing.
+func closedByDaemon(c net.Conn, wait time.Duration) bool {
+	c.SetReadDeadline(time.Now().Add(wait))
+	_, err := c.Read(make([]byte, 1))
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
+}
+
+func TestSilentConnectionsDoNotLockAtopOut(t *testing.T) {
+	const maxClients = 4
+	tests := []struct {
+		name   string
+		spoken int // atop-like clients that connect first and ask T
+		silent int // connections then opened that send nothing
+		// newcomerServed is whether a client that connects last is
+		// answered.
+		newcomerServed bool
+	}{
+		{name: "far more silent connections than the limit: a new client evicts the oldest", silent: 3 * maxClients, newcomerServed: true},
+		{name: "silent connections beside a client that spoke: it is kept and a new client is served", spoken: 1, silent: 3 * maxClients, newcomerServed: true},
+		{name: "silent connections are evicted oldest first", spoken: maxClients - 1, silent: 2, newcomerServed: true},
+		{name: "every slot held by a client that spoke: the new client is refused, not one of them", spoken: maxClients, silent: 0, newcomerServed: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+			r, err := startRig(t, fleet, "127.0.0.1:0", nil, time.Second, func(s *server) {
+				s.maxClients = maxClients
+				s.firstRequestTimeout = time.Minute // eviction, not the deadline, must make room
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var spoken []*client
+			for range tt.spoken {
+				c := r.dial()
+				c.types()
+				spoken = append(spoken, c)
+			}
+			silent := r.dialSilent(tt.silent)
+
+			newcomer := r.dial()
+			body, err := newcomer.ask(requestTypes)
+			if served := err == nil && strings.HasPrefix(body, "1@"); served != tt.newcomerServed {
+				t.Errorf("newcomer: T reply %q, %v; want served = %v", body, err, tt.newcomerServed)
+			}
+			for i, c := range spoken {
+				if s := c.stats(); len(s) != 1 {
+					t.Errorf("client %d that spoke: S reply with %d GPUs", i, len(s))
+				}
+			}
+			// The newcomer evicted the oldest silent connection still
+			// open; so, if it fitted, every silent one but the last
+			// maxClients-spoken-1 is closed.
+			if tt.newcomerServed && tt.silent > 0 {
+				keep := maxClients - tt.spoken - 1
+				for i, c := range silent {
+					want, wait := i < len(silent)-keep, 200*time.Millisecond // long enough for a close already made
+					if want {
+						wait = 10 * time.Second
+					}
+					if closed := closedByDaemon(c, wait); closed != want {
+						t.Errorf("silent connection %d of %d: closed = %v, want %v", i, len(silent), closed, want)
+					}
+				}
+			}
+			if n := r.d.srv.clients(); n > maxClients {
+				t.Errorf("%d clients tracked, more than the limit %d", n, maxClients)
+			}
+			r.shutdown()
+			checkNoGoroutineLeft(t, before)
+		})
+	}
+}
+
+func TestAConnectionMustSendItsFirstRequestInTime(t *testing.T) {
+	const firstRequestTimeout = 200 * time.Millisecond
+	tests := []struct {
+		name       string
+		send       string // sent at once after connecting
+		wantClosed bool   // else it asks for T, waits 3 timeouts, then asks for S
+	}{
+		{name: "a connection that sends nothing is closed", wantClosed: true},
+		{name: "a connection that sends half a request is closed at the same deadline", send: "S", wantClosed: true},
+		{name: "a client that asked in time may stay idle as long as it likes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+			r, err := startRig(t, fleet, "127.0.0.1:0", nil, time.Second, func(s *server) {
+				s.firstRequestTimeout = firstRequestTimeout
+				s.requestTimeout = time.Minute // only the first-request deadline may close it
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			c := r.dial()
+			if _, err := c.c.Write([]byte(tt.send)); err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantClosed {
+				if !closedByDaemon(c.c, 10*time.Second) {
+					t.Fatal("the connection is still open 10s after it was made")
+				}
+				if d := time.Since(start); d < firstRequestTimeout-20*time.Millisecond {
+					t.Errorf("closed after %s, before the %s deadline", d, firstRequestTimeout)
+				}
+			} else {
+				c.types()
+				time.Sleep(3 * firstRequestTimeout)
+				if s := c.stats(); len(s) != 1 {
+					t.Errorf("S reply with %d GPUs after an idle while", len(s))
+				}
+			}
+			r.shutdown()
+			checkNoGoroutineLeft(t, before)
+		})
+	}
+}
+
+func TestServedMemoryUsedIsTotalMinusFreeAsUpstreamServesIt(t *testing.T) {
+	tests := []struct {
+		name  string
+		fleet func(t *testing.T) *fakegpu.Fleet
+	}{
+		{name: "an idle H100 shows the driver's reservation as used", fleet: func(t *testing.T) *fakegpu.Fleet {
+			return fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+		}},
+		{name: "a busy H100 shows its processes' memory and the reservation", fleet: func(t *testing.T) *fakegpu.Fleet {
+			f := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+			if err := f.GPU(0).StartProcess(fakegpu.Process{PID: 4242, UsedMemory: 3 * gib}); err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}},
+		{name: "every GPU of the dgx-h100 preset", fleet: func(t *testing.T) *fakegpu.Fleet {
+			f, err := fakegpu.Preset("dgx-h100")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}},
+		{name: "a driver before R510 (no GetMemoryInfo_v2) counts the reservation as used already", fleet: func(t *testing.T) *fakegpu.Fleet {
+			f := fakegpu.New(fakegpu.GPUSpec{Model: "a100"})
+			f.MissingSymbols("nvmlDeviceGetMemoryInfo_v2")
+			return f
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fleet := tt.fleet(t)
+			r, err := startRig(t, fleet, "127.0.0.1:0", nil, time.Second, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.tick()
+			s := r.dial().stats()
+			for i, g := range s {
+				// What upstream reads: nvmlDeviceGetMemoryInfo (v1), whose
+				// used is total − free.
+				h, ret := fleet.DeviceGetHandleByIndex(i)
+				if ret != nvml.SUCCESS {
+					t.Fatal(ret)
+				}
+				m, ret := h.GetMemoryInfo()
+				if ret != nvml.SUCCESS {
+					t.Fatal(ret)
+				}
+				want := int64(m.Total-m.Free) / 1024
+				if want == 0 || fleet.GPU(i).Spec().MemoryReserved == 0 {
+					t.Fatalf("GPU %d: no reserved memory in the fake; the test cannot tell the two figures apart", i)
+				}
+				if got := g.vals[3]; got != want {
+					t.Errorf("GPU %d: memusedKiB = %d, want total − free = %d", i, got, want)
+				}
+				if got, n := g.vals[7], g.vals[4]; n != 2 || got != n*want {
+					t.Errorf("GPU %d: memusedcumKiB = %d over %d samples, want %d over 2", i, got, n, 2*want)
+				}
+			}
+		})
 	}
 }
