@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"os/user"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -35,6 +34,7 @@ import (
 // as gone. A HostProcess is safe for concurrent use.
 type HostProcess struct {
 	pid int32
+	fs  *hostFS // where it is read
 	// startTicks is the start time in clock ticks after boot, as
 	// /proc/<pid>/stat gives it; with pid it is the process's identity. It
 	// is exact where a create time in seconds is rounded and recomputed
@@ -82,20 +82,25 @@ func NewHostProcess(pid int) (*HostProcess, error) {
 	if pid <= 0 || pid > math.MaxInt32 {
 		return nil, fmt.Errorf("pid %d: %w", pid, ErrProcessGone)
 	}
-	st, err := readProcStat(int32(pid))
+	return hostProcFS.process(pid)
+}
+
+// process returns the process that holds pid now (NewHostProcess).
+func (h *hostFS) process(pid int) (*HostProcess, error) {
+	st, err := h.stat(int32(pid))
 	if err != nil {
 		if isNoSuchProcess(err) {
 			return nil, fmt.Errorf("pid %d: %w", pid, ErrProcessGone)
 		}
 		return nil, fmt.Errorf("pid %d: %w", pid, err)
 	}
-	return newHostProcessFromStat(int32(pid), st), nil
+	return h.processFromStat(int32(pid), st), nil
 }
 
-// newHostProcessFromStat returns the process with the identity st records.
-func newHostProcessFromStat(pid int32, st procStat) *HostProcess {
-	p := &HostProcess{pid: pid, startTicks: st.startTicks}
-	if boot, err := hostBootTime(); err != nil {
+// processFromStat returns the process with the identity st records.
+func (h *hostFS) processFromStat(pid int32, st procStat) *HostProcess {
+	p := &HostProcess{pid: pid, fs: h, startTicks: st.startTicks}
+	if boot, err := h.bootTime(); err != nil {
 		p.createTime = NA[time.Time](ReasonOf(err), err)
 	} else {
 		p.createTime = Some(boot.Add(time.Duration(st.startTicks) * (time.Second / clockTicksPerSecond)))
@@ -107,7 +112,7 @@ func newHostProcessFromStat(pid int32, st procStat) *HostProcess {
 // whether or not that is the process holding the PID (tests use it to fake a
 // reused PID).
 func newHostProcessAt(pid int32, startTicks uint64) *HostProcess {
-	return newHostProcessFromStat(pid, procStat{startTicks: startTicks})
+	return hostProcFS.processFromStat(pid, procStat{startTicks: startTicks})
 }
 
 // newUnreadableHostProcess returns a HostProcess whose every host field is
@@ -115,10 +120,20 @@ func newHostProcessAt(pid int32, startTicks uint64) *HostProcess {
 func newUnreadableHostProcess(pid int32, reason Reason, err error) *HostProcess {
 	return &HostProcess{
 		pid:           pid,
+		fs:            hostProcFS,
 		createTime:    NA[time.Time](reason, err),
 		unreadable:    reason,
 		unreadableErr: err,
 	}
+}
+
+// files returns where p is read: its source, or the host's procfs for the
+// zero HostProcess.
+func (p *HostProcess) files() *hostFS {
+	if p.fs == nil {
+		return hostProcFS
+	}
+	return p.fs
 }
 
 // PID returns the process ID (for a process from NVML, the host's PID).
@@ -162,7 +177,7 @@ func (p *HostProcess) check() (procStat, error) {
 	if err := p.unusable(); err != nil {
 		return procStat{}, err
 	}
-	st, err := readProcStat(p.pid)
+	st, err := p.files().stat(p.pid)
 	if err != nil {
 		if isNoSuchProcess(err) {
 			p.gone.Store(true)
@@ -284,20 +299,20 @@ func (p *HostProcess) Name() Value[string] {
 func (p *HostProcess) readName() (string, error) {
 	buf := statBufs.Get().(*[statBufSize]byte)
 	defer statBufs.Put(buf)
-	b, err := readProcFile(buf[:], p.pid, "stat")
+	b, err := p.files().src.ReadFile(int(p.pid), "stat", buf[:])
 	if err != nil {
 		return "", err
 	}
-	return nameFromComm(p.pid, statComm(b)), nil
+	return p.files().nameFromComm(p.pid, statComm(b)), nil
 }
 
 // nameFromComm extends a kernel command name cut to 15 bytes from the
 // command line's first argument when that starts with it.
-func nameFromComm(pid int32, comm string) string {
+func (h *hostFS) nameFromComm(pid int32, comm string) string {
 	if len(comm) < 15 {
 		return comm
 	}
-	args, err := readProcCmdline(pid)
+	args, err := h.cmdline(pid)
 	if err != nil || len(args) == 0 {
 		return comm
 	}
@@ -320,25 +335,19 @@ func lastSlash(s string) int {
 	return -1
 }
 
-// usernames caches the user name of each user ID: looking one up can mean
-// a round trip to a directory service, and every process of a user asks.
-var usernames = ttlcache.New(
-	ttlcache.WithTTL[uint32, string](5*time.Minute),
-	ttlcache.WithDisableTouchOnHit[uint32, string](),
-	ttlcache.WithCapacity[uint32, string](4096),
-)
-
-// usernameOf returns the name of a user ID, or the ID in decimal when it
-// has no name on this host (e.g. a user from a container).
-func usernameOf(uid uint32) string {
-	if it := usernames.Get(uid); it != nil {
+// username returns the name of a user ID, or the ID in decimal when it has
+// no name on this host (e.g. a user from a container). Names are kept a
+// while: looking one up can mean a round trip to a directory service, and
+// every process of a user asks.
+func (h *hostFS) username(uid uint32) string {
+	if it := h.byUser.Get(uid); it != nil {
 		return it.Value()
 	}
-	name := strconv.FormatUint(uint64(uid), 10)
-	if u, err := user.LookupId(name); err == nil {
-		name = u.Username
+	name, err := h.src.Username(uid)
+	if err != nil || name == "" {
+		name = strconv.FormatUint(uint64(uid), 10)
 	}
-	usernames.Set(uid, name, ttlcache.DefaultTTL)
+	h.byUser.Set(uid, name, ttlcache.DefaultTTL)
 	return name
 }
 
@@ -356,11 +365,11 @@ func (p *HostProcess) Username() Value[string] {
 		return Some(name)
 	}
 	v := readHostValue(p, func() (string, error) {
-		uid, err := readProcUID(p.pid)
+		uid, err := p.files().uid(p.pid)
 		if err != nil {
 			return "", err
 		}
-		return usernameOf(uid), nil
+		return p.files().username(uid), nil
 	}, nil)
 	if name, ok := v.Get(); ok {
 		p.mu.Lock()
@@ -375,7 +384,7 @@ func (p *HostProcess) Username() Value[string] {
 // empty for a kernel thread and N/A (Zombie) for a zombie. It is read afresh
 // each time, since such programs change it after they start.
 func (p *HostProcess) Cmdline() Value[[]string] {
-	v := readHostValue(p, func() ([]string, error) { return readProcCmdline(p.pid) },
+	v := readHostValue(p, func() ([]string, error) { return p.files().cmdline(p.pid) },
 		func(args []string) bool { return len(args) == 0 })
 	if args, ok := v.Get(); ok {
 		p.mu.Lock()
@@ -391,13 +400,13 @@ func (p *HostProcess) Command() Value[string] { return Map(p.Cmdline(), CommandJ
 
 // Cwd returns the process's working directory.
 func (p *HostProcess) Cwd() Value[string] {
-	return readHostValue(p, func() (string, error) { return readProcCwd(p.pid) }, nil)
+	return readHostValue(p, func() (string, error) { return p.files().cwd(p.pid) }, nil)
 }
 
 // Environ returns the process's environment as "KEY=value" strings. It is
 // N/A (NoPermission) for another user's process unless we are root.
 func (p *HostProcess) Environ() Value[[]string] {
-	return readHostValue(p, func() ([]string, error) { return readProcEnviron(p.pid) },
+	return readHostValue(p, func() ([]string, error) { return p.files().environ(p.pid) },
 		func(env []string) bool { return len(env) == 0 })
 }
 
@@ -428,7 +437,7 @@ func (p *HostProcess) cpuPercent(st procStat, now time.Time) Percent {
 	case prev.at.IsZero():
 		// The boot time is known only to the second, so measure the
 		// process's age from the uptime, in clock ticks like its start.
-		if up, err := readUptime(); err == nil {
+		if up, err := p.files().uptime(); err == nil {
 			if age := up - float64(p.startTicks)/clockTicksPerSecond; age > 0 {
 				pct = Percent(float64(ticks) / clockTicksPerSecond / age * 100)
 			}
@@ -460,16 +469,16 @@ func (p *HostProcess) rss(st procStat) Value[Bytes] {
 // MemoryPercent returns the process's resident memory as a percentage of
 // the host's physical memory.
 func (p *HostProcess) MemoryPercent() Value[Percent] {
-	return memoryPercent(p.RSS())
+	return p.files().memoryPercent(p.RSS())
 }
 
 // memoryPercent is rss as a percentage of the host's memory.
-func memoryPercent(rss Value[Bytes]) Value[Percent] {
+func (h *hostFS) memoryPercent(rss Value[Bytes]) Value[Percent] {
 	b, ok := rss.Get()
 	if !ok {
 		return Map(rss, func(Bytes) Percent { return 0 })
 	}
-	total, err := hostMemTotal()
+	total, err := h.memTotal()
 	if err != nil {
 		return NA[Percent](ReasonOf(err), err)
 	}
@@ -487,7 +496,7 @@ func (p *HostProcess) Parent() (*HostProcess, error) {
 	if st.ppid <= 0 {
 		return nil, nil
 	}
-	parent, err := NewHostProcess(int(st.ppid))
+	parent, err := p.files().process(int(st.ppid))
 	if err != nil {
 		return nil, err
 	}
@@ -504,17 +513,17 @@ func (p *HostProcess) Children() ([]*HostProcess, error) {
 	if _, err := p.check(); err != nil {
 		return nil, err
 	}
-	pids, err := readProcPIDs()
+	pids, err := p.files().src.PIDs()
 	if err != nil {
 		return nil, p.wrapErr(err)
 	}
 	var children []*HostProcess
 	for _, pid := range pids {
-		st, err := readProcStat(pid)
+		st, err := p.files().stat(int32(pid))
 		// A child cannot start before its parent; one that seems to has
 		// been reparented to a successor of ours (and check below fails).
 		if err == nil && st.ppid == p.pid && st.startTicks >= p.startTicks {
-			children = append(children, newHostProcessFromStat(pid, st))
+			children = append(children, p.files().processFromStat(int32(pid), st))
 		}
 	}
 	// Had we exited during the scan, our children would have been

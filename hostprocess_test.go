@@ -308,7 +308,7 @@ func unusedPID(t *testing.T) int {
 func TestHostProcessTable(t *testing.T) {
 	t.Run("reuses the object while the process lives", func(t *testing.T) {
 		c := startChild(t, "sleep", "30")
-		tab := newHostProcessTable()
+		tab := newHostProcessTable(hostProcFS)
 		a, b := tab.get(c.pid()), tab.get(c.pid())
 		if a != b {
 			t.Errorf("two lookups of a live process gave two objects")
@@ -319,7 +319,7 @@ func TestHostProcessTable(t *testing.T) {
 	})
 	t.Run("returns a new object when the PID holds a new process", func(t *testing.T) {
 		c := startChild(t, "sleep", "30")
-		tab := newHostProcessTable()
+		tab := newHostProcessTable(hostProcFS)
 		live := tab.get(c.pid())
 		stale := newHostProcessAt(int32(c.pid()), live.startTicks-1)
 		tab.byPID[int32(c.pid())] = &hostEntry{p: stale}
@@ -336,7 +336,7 @@ func TestHostProcessTable(t *testing.T) {
 		}
 	})
 	t.Run("a PID no process holds is gone", func(t *testing.T) {
-		tab := newHostProcessTable()
+		tab := newHostProcessTable(hostProcFS)
 		for _, pid := range []int{unusedPID(t), 0, -5} {
 			p := tab.get(pid)
 			wantAllNA(t, p, ProcessGone, ErrProcessGone)
@@ -344,7 +344,7 @@ func TestHostProcessTable(t *testing.T) {
 	})
 	t.Run("a reaped child is gone", func(t *testing.T) {
 		c := startChild(t, "sleep", "30")
-		tab := newHostProcessTable()
+		tab := newHostProcessTable(hostProcFS)
 		before := tab.get(c.pid())
 		_ = c.cmd.Process.Kill()
 		_ = c.wait()
@@ -357,7 +357,7 @@ func TestHostProcessTable(t *testing.T) {
 	})
 	t.Run("outside the host PID namespace nothing is read, not even our own PID", func(t *testing.T) {
 		setPIDNamespaceLink(t, "pid:[4026532451]", nil)
-		tab := newHostProcessTable()
+		tab := newHostProcessTable(hostProcFS)
 		p := tab.get(os.Getpid())
 		wantAllNA(t, p, OtherPIDNamespace, ErrOtherPIDNamespace)
 		if tab.get(os.Getpid()) != p {
@@ -366,7 +366,7 @@ func TestHostProcessTable(t *testing.T) {
 	})
 	t.Run("prune forgets the PIDs not reported", func(t *testing.T) {
 		c := startChild(t, "sleep", "30")
-		tab := newHostProcessTable()
+		tab := newHostProcessTable(hostProcFS)
 		tab.get(c.pid())
 		tab.get(os.Getpid())
 		tab.get(unusedPID(t))
@@ -380,7 +380,7 @@ func TestHostProcessTable(t *testing.T) {
 	})
 	t.Run("is safe for concurrent use", func(t *testing.T) {
 		c := startChild(t, "sleep", "30")
-		tab := newHostProcessTable()
+		tab := newHostProcessTable(hostProcFS)
 		var wg sync.WaitGroup
 		objs := make([]*HostProcess, 8)
 		for i := range objs {

@@ -34,7 +34,7 @@ func (p *HostProcess) snapshot(st procStat, fresh bool, now time.Time) HostProce
 	s.Status = Some(st.status())
 	s.CPUPercent = Some(p.cpuPercent(st, now))
 	s.HostMemory = p.rss(st)
-	s.HostMemoryPercent = memoryPercent(s.HostMemory)
+	s.HostMemoryPercent = p.files().memoryPercent(s.HostMemory)
 	// Facts read once: from what the first reading cached, else read now
 	// (with their own identity check).
 	p.mu.Lock()
@@ -93,6 +93,7 @@ func (s *HostProcessSnapshot) setHostErr(r Reason, err error) {
 // those it no longer lists; a process no lister holds is forgotten, so the
 // table is as small as the process lists. It is safe for concurrent use.
 type hostProcessTable struct {
+	fs    *hostFS // where the processes are read
 	mu    sync.Mutex
 	byPID map[int32]*hostEntry
 }
@@ -103,8 +104,8 @@ type hostEntry struct {
 	listers []any
 }
 
-func newHostProcessTable() *hostProcessTable {
-	return &hostProcessTable{byPID: make(map[int32]*hostEntry)}
+func newHostProcessTable(fs *hostFS) *hostProcessTable {
+	return &hostProcessTable{fs: fs, byPID: make(map[int32]*hostEntry)}
 }
 
 // lookup returns the HostProcess for a PID that NVML reported, claimed by
@@ -120,7 +121,7 @@ func (t *hostProcessTable) lookup(pid int, lister any) (p *HostProcess, st procS
 		return newUnreadableHostProcess(int32(min(max(pid, 0), math.MaxInt32)), ProcessGone, fmt.Errorf("pid %d: %w", pid, ErrProcessGone)), st, false
 	}
 	id := int32(pid)
-	if !inHostPIDNamespace() {
+	if !t.fs.src.HostPIDs() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if e := t.byPID[id]; e != nil && e.p.unreadable == OtherPIDNamespace {
@@ -133,7 +134,7 @@ func (t *hostProcessTable) lookup(pid int, lister any) (p *HostProcess, st procS
 	}
 	buf := statBufs.Get().(*[statBufSize]byte)
 	defer statBufs.Put(buf)
-	b, err := readProcFile(buf[:], id, "stat")
+	b, err := t.fs.src.ReadFile(pid, "stat", buf[:])
 	if err == nil {
 		st, err = parseProcStat(b)
 	}
@@ -149,14 +150,14 @@ func (t *hostProcessTable) lookup(pid int, lister any) (p *HostProcess, st procS
 		// The name cannot change while the process lives: take it from
 		// this read (reading the command line only for a name the kernel
 		// cut), outside the lock.
-		name := nameFromComm(id, statComm(b))
+		name := t.fs.nameFromComm(id, statComm(b))
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if e := t.byPID[id]; e != nil && e.p.unreadable == Available && !e.p.gone.Load() && e.p.startTicks == st.startTicks {
 			e.claim(lister) // another lookup of the same process was first
 			return e.p, st, true
 		}
-		p = newHostProcessFromStat(id, st)
+		p = t.fs.processFromStat(id, st)
 		p.name = name
 		t.put(id, p, lister)
 		return p, st, true

@@ -40,7 +40,7 @@ type Library struct {
 	initErr  error
 	closed   bool
 	shut     atomic.Bool // closed, for readers that take no lock
-	devices  []*Device // by NVML index; nil until enumerated
+	devices  []*Device   // by NVML index; nil until enumerated
 
 	verOnce sync.Once
 	ver     [3]string
@@ -53,6 +53,7 @@ type options struct {
 	cacheTTL time.Duration
 	log      *slog.Logger
 	clock    Clock
+	hosts    HostSource
 }
 
 // Option configures Open.
@@ -72,6 +73,11 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 // own. Tests pass a fake.
 func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
 
+// WithHostSource sets where the Library reads the host processes behind
+// GPU PIDs (default HostProcFS(), the host's procfs): a simulation passes
+// its own, such as a fake fleet's.
+func WithHostSource(src HostSource) Option { return func(o *options) { o.hosts = src } }
+
 // Open returns a Library over the system's NVML (libnvidia-ml.so.1), or over
 // the nvml.Interface given with WithNVML. It does not touch NVML: the first
 // call that needs the driver initialises it. Open fails only when NVML cannot
@@ -87,7 +93,11 @@ func Open(opts ...Option) (*Library, error) {
 	if o.clock == nil {
 		o.clock = SystemClock()
 	}
-	l := &Library{backend: o.backend, cacheTTL: o.cacheTTL, log: o.log, clock: o.clock, hosts: newHostProcessTable()}
+	fs := hostProcFS
+	if o.hosts != nil {
+		fs = newHostFS(o.hosts)
+	}
+	l := &Library{backend: o.backend, cacheTTL: o.cacheTTL, log: o.log, clock: o.clock, hosts: newHostProcessTable(fs)}
 	if l.backend == nil {
 		b, err := nvmlx.Default()
 		if err != nil {

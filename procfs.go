@@ -75,11 +75,11 @@ func (s procStat) status() string {
 // system call would move to the heap at every read.
 var statBufs = sync.Pool{New: func() any { return new([statBufSize]byte) }}
 
-// readProcStat reads /proc/<pid>/stat.
-func readProcStat(pid int32) (procStat, error) {
+// stat reads /proc/<pid>/stat.
+func (h *hostFS) stat(pid int32) (procStat, error) {
 	buf := statBufs.Get().(*[statBufSize]byte)
 	defer statBufs.Put(buf)
-	b, err := readProcFile(buf[:], pid, "stat")
+	b, err := h.src.ReadFile(int(pid), "stat", buf[:])
 	if err != nil {
 		return procStat{}, err
 	}
@@ -187,10 +187,10 @@ func parseDec(b []byte) (int64, error) {
 	return int64(u), nil
 }
 
-// readProcUID reads the real user ID from /proc/<pid>/status.
-func readProcUID(pid int32) (uint32, error) {
+// uid reads the real user ID from /proc/<pid>/status.
+func (h *hostFS) uid(pid int32) (uint32, error) {
 	var buf [4096]byte
-	b, err := readProcFile(buf[:], pid, "status")
+	b, err := h.src.ReadFile(int(pid), "status", buf[:])
 	if err != nil {
 		return 0, err
 	}
@@ -221,11 +221,11 @@ func parseStatusUID(b []byte) (uint32, error) {
 	return 0, errors.New("parse /proc/<pid>/status: no Uid line")
 }
 
-// readProcCmdline reads /proc/<pid>/cmdline, without the trailing empty
-// arguments that programs which rewrite their title (setproctitle) leave
-// behind; an empty command line (a kernel thread, a zombie) is empty, not nil.
-func readProcCmdline(pid int32) ([]string, error) {
-	b, err := os.ReadFile(procPath(strconv.Itoa(int(pid)), "cmdline"))
+// cmdline reads /proc/<pid>/cmdline, without the trailing empty arguments
+// that programs which rewrite their title (setproctitle) leave behind; an
+// empty command line (a kernel thread, a zombie) is empty, not nil.
+func (h *hostFS) cmdline(pid int32) ([]string, error) {
+	b, err := h.src.ReadFile(int(pid), "cmdline", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -239,9 +239,9 @@ func readProcCmdline(pid int32) ([]string, error) {
 	return args, nil
 }
 
-// readProcEnviron reads /proc/<pid>/environ as "KEY=value" strings.
-func readProcEnviron(pid int32) ([]string, error) {
-	b, err := os.ReadFile(procPath(strconv.Itoa(int(pid)), "environ"))
+// environ reads /proc/<pid>/environ as "KEY=value" strings.
+func (h *hostFS) environ(pid int32) ([]string, error) {
+	b, err := h.src.ReadFile(int(pid), "environ", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -254,25 +254,8 @@ func readProcEnviron(pid int32) ([]string, error) {
 	return env, nil
 }
 
-// readProcCwd reads the target of /proc/<pid>/cwd.
-func readProcCwd(pid int32) (string, error) {
-	return os.Readlink(procPath(strconv.Itoa(int(pid)), "cwd"))
-}
-
-// readProcPIDs lists the PIDs under procfs.
-func readProcPIDs() ([]int32, error) {
-	ents, err := os.ReadDir(procRoot())
-	if err != nil {
-		return nil, err
-	}
-	pids := make([]int32, 0, len(ents))
-	for _, e := range ents {
-		if pid, err := strconv.ParseInt(e.Name(), 10, 32); err == nil && pid > 0 {
-			pids = append(pids, int32(pid))
-		}
-	}
-	return pids, nil
-}
+// cwd reads the target of /proc/<pid>/cwd.
+func (h *hostFS) cwd(pid int32) (string, error) { return h.src.ReadLink(int(pid), "cwd") }
 
 // isNoSuchProcess reports whether err from reading /proc means the process
 // is not there (its directory is gone, or it exited while we read).
@@ -280,11 +263,11 @@ func isNoSuchProcess(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 }
 
-// readUptime returns the seconds since boot from /proc/uptime, to the
+// uptime returns the seconds since boot from /proc/uptime, to the
 // hundredth of a second.
-func readUptime() (float64, error) {
+func (h *hostFS) uptime() (float64, error) {
 	var buf [128]byte
-	b, err := readProcFile(buf[:], 0, "uptime")
+	b, err := h.src.ReadFile(0, "uptime", buf[:])
 	if err != nil {
 		return 0, err
 	}
@@ -295,20 +278,15 @@ func readUptime() (float64, error) {
 	return strconv.ParseFloat(string(f[0]), 64)
 }
 
-// bootTimeCache holds the host's boot time once read. It comes from the btime
+// bootTime returns the host's boot time, read once. It comes from the btime
 // line of /proc/stat, which does not drift as now − uptime does.
-var bootTimeCache struct {
-	sync.Mutex
-	t time.Time
-}
-
-func hostBootTime() (time.Time, error) {
-	bootTimeCache.Lock()
-	defer bootTimeCache.Unlock()
-	if !bootTimeCache.t.IsZero() {
-		return bootTimeCache.t, nil
+func (h *hostFS) bootTime() (time.Time, error) {
+	h.bootMu.Lock()
+	defer h.bootMu.Unlock()
+	if !h.boot.IsZero() {
+		return h.boot, nil
 	}
-	b, err := os.ReadFile(procPath("stat"))
+	b, err := h.src.ReadFile(0, "stat", nil)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("read boot time: %w", err)
 	}
@@ -318,32 +296,26 @@ func hostBootTime() (time.Time, error) {
 			if err != nil {
 				return time.Time{}, fmt.Errorf("read boot time: %w", err)
 			}
-			bootTimeCache.t = time.Unix(secs, 0)
-			return bootTimeCache.t, nil
+			h.boot = time.Unix(secs, 0)
+			return h.boot, nil
 		}
 	}
 	return time.Time{}, errors.New("read boot time: no btime line in /proc/stat")
 }
 
-// memTotalCache holds the host's physical memory, re-read at most every
-// memTotalTTL (it changes only with memory hot-plug).
-var memTotalCache struct {
-	sync.Mutex
-	bytes uint64
-	at    time.Time
-}
-
+// memTotalTTL is how long the host's physical memory is taken as read (it
+// changes only with memory hot-plug).
 const memTotalTTL = 10 * time.Second
 
-// hostMemTotal returns MemTotal from /proc/meminfo, in bytes.
-func hostMemTotal() (uint64, error) {
-	memTotalCache.Lock()
-	defer memTotalCache.Unlock()
-	if memTotalCache.bytes != 0 && time.Since(memTotalCache.at) < memTotalTTL {
-		return memTotalCache.bytes, nil
+// memTotal returns MemTotal from /proc/meminfo, in bytes.
+func (h *hostFS) memTotal() (uint64, error) {
+	h.memMu.Lock()
+	defer h.memMu.Unlock()
+	if h.mem != 0 && time.Since(h.memAt) < memTotalTTL {
+		return h.mem, nil
 	}
 	var buf [4096]byte
-	b, err := readProcFile(buf[:], 0, "meminfo")
+	b, err := h.src.ReadFile(0, "meminfo", buf[:])
 	if err != nil {
 		return 0, fmt.Errorf("read host memory: %w", err)
 	}
@@ -357,8 +329,8 @@ func hostMemTotal() (uint64, error) {
 			if err != nil || kib == 0 {
 				break
 			}
-			memTotalCache.bytes, memTotalCache.at = kib*1024, time.Now()
-			return memTotalCache.bytes, nil
+			h.mem, h.memAt = kib*1024, time.Now()
+			return h.mem, nil
 		}
 	}
 	return 0, errors.New("read host memory: no MemTotal in /proc/meminfo")

@@ -24,6 +24,11 @@
 //	fleet.GPU(1).StartProcess(fakegpu.Process{PID: 4242, Type: fakegpu.Compute, UsedMemory: 2 << 30, SM: 50})
 //	lib := nvml.Interface(fleet) // hand it to the code under test
 //
+// A process may carry host facts (Process.Host: its owner, command line,
+// CPU and memory use, and age); package fakegpu/fakehost serves them to nvgo
+// as the host's /proc, so that a simulated node's processes look real. The
+// presets' processes have them.
+//
 // The fleet has a clock of its own, which stands still until Advance moves
 // it; utilization samples and accounting records are taken as it moves.
 // nvgo's samplers need a clock that moves it: open the Library with

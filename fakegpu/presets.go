@@ -72,7 +72,7 @@ var vgpuLayouts = [][]VgpuSpec{
 
 // migPresetProcess is the process on GPU 0's first MIG device in the
 // "-mig" presets.
-var migPresetProcess = Process{PID: presetPIDBase + 3, Name: "python3", Type: Compute, UsedMemory: 12 << 30}
+var migPresetProcess = Process{PID: presetPIDBase + 3, Name: "python3", Type: Compute, UsedMemory: 12 << 30, Host: &migPresetHost}
 
 // presetGPUs is the number of GPUs in every preset.
 const presetGPUs = 8
@@ -158,6 +158,21 @@ type busyLoad struct {
 	pcieTx, pcieRx      uint32 // KB/s
 }
 
+// presetHosts are the host facts of the busy GPUs' processes: believable
+// jobs of three users, so that a simulated table looks like a real node's.
+var presetHosts = []Host{
+	{User: "alice", Command: []string{"python3", "train.py", "--model", "llama-7b", "--epochs", "90"},
+		CPU: 98.5, Memory: 6656 * MiB, Age: 46*time.Hour + 13*time.Minute + 33*time.Second},
+	{User: "bob", Command: []string{"python3", "-m", "torch.distributed.run", "--nproc_per_node=1", "finetune.py", "--config", "configs/bert-large.yaml"},
+		CPU: 101.3, Memory: 10035 * MiB, Age: 3*time.Hour + 2*time.Minute},
+	{User: "carol", Command: []string{"python3", "serve.py", "--port", "8000", "--model", "resnet50"},
+		CPU: 23.7, Memory: 3174 * MiB, Age: 4*24*time.Hour + 12*time.Hour},
+}
+
+// migPresetHost is the host of the MIG presets' process.
+var migPresetHost = Host{User: "dave", Command: []string{"python3", "infer.py", "--batch-size", "64"},
+	CPU: 64, Memory: 2458 * MiB, Age: 17 * time.Minute}
+
 var busyLoads = []busyLoad{
 	{util: 97, memUtil: 41, temp: 67, powerPct: 86, memPct: 78, pcieTx: 1_250, pcieRx: 5_300},
 	{util: 88, memUtil: 33, temp: 63, powerPct: 74, memPct: 52, pcieTx: 980, pcieRx: 4_100},
@@ -203,6 +218,7 @@ func applyPresetLoad(g *GPU) {
 		UsedMemory: usable * l.memPct / 100 / MiB * MiB,
 		SM:         l.util,
 		Mem:        l.memUtil,
+		Host:       &presetHosts[i],
 	}, nil)
 }
 

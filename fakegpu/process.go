@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 )
 
 // Process types, as nvidia-smi shows them.
@@ -56,6 +57,25 @@ type Process struct {
 	// SM, Mem, Enc and Dec are its utilization in percent
 	// (GetProcessUtilization).
 	SM, Mem, Enc, Dec uint32
+	// Host is what the host's /proc says of the process, served by a host
+	// source over the fleet (package fakegpu/fakehost); nil leaves the PID
+	// to the real /proc.
+	Host *Host
+}
+
+// Host is a simulated process as the host sees it.
+type Host struct {
+	// User owns the process; "" means "root".
+	User string
+	// Command is its command line; empty means its Name alone.
+	Command []string
+	// CPU is the share of one CPU it keeps busy, in percent (more than
+	// 100 on several CPUs).
+	CPU float64
+	// Memory is its resident memory, in bytes.
+	Memory uint64
+	// Age is how long it had been running when its host source was made.
+	Age time.Duration
 }
 
 // check returns the Go field name and problem of the first invalid field.
@@ -138,6 +158,11 @@ func (g *GPU) startLocked(p Process, m *MIG) error {
 	}
 	if g.procLocked(p.PID) != nil {
 		return fmt.Errorf("%w: %s: Process.PID: %d is already running on this GPU", ErrBadProcess, where, p.PID)
+	}
+	if p.Host != nil { // the fleet's own copy
+		h := *p.Host
+		h.Command = slices.Clone(h.Command)
+		p.Host = &h
 	}
 	np := &proc{Process: p, mig: m}
 	if m != nil {

@@ -1529,3 +1529,21 @@ func TestAScenarioFileWithVGPUHostsIsRendered(t *testing.T) {
 		t.Errorf("devices[2].vgpu_instances[0] = %+v; want instance 5 of VM vm-7, licensed till 2027-03-01, SM 33%%, guest process 31", v)
 	}
 }
+
+// The simulated processes look like a real node's: owners, commands and
+// CPU use, not "No Such Process".
+func TestSimulatedProcessesLookReal(t *testing.T) {
+	plainTerminal(t, 160)
+	code, stdout, stderr := runStatus(t, "--simulate", "dgx-h100", "--no-color")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"alice", "bob", "carol", "python3 train.py --model llama-7b", "98.5"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the table lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "No Such Process") || strings.Contains(stdout, "N/A  N/A") {
+		t.Errorf("simulated processes read as gone:\n%s", stdout)
+	}
+}

@@ -1,0 +1,123 @@
+//go:build cgo
+
+package fakehost_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/fakegpu/fakehost"
+)
+
+// A preset's processes read as believable host processes through the
+// fleet's host; a real process on the same fleet reads the real /proc.
+func TestSimulatedProcessesHaveHostFacts(t *testing.T) {
+	fleet, err := fakegpu.Preset("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := exec.Command("sleep", "300")
+	if err := real.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { real.Process.Kill(); real.Wait() }()
+	if err := fleet.GPU(5).StartProcess(fakegpu.Process{PID: uint32(real.Process.Pid), UsedMemory: 1 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet), nvgo.WithHostSource(fakehost.New(fleet)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Close()
+	snap, err := lib.Snapshot(context.Background(), nvgo.WithFields(nvgo.FieldProcesses))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPID := map[int]nvgo.GpuProcessSnapshot{}
+	for _, d := range snap.Devices {
+		for _, p := range d.Processes {
+			byPID[p.PID] = p
+		}
+	}
+	for _, tt := range []struct {
+		pid     int
+		user    string
+		command string
+		cpu     float64
+		rss     nvgo.Bytes
+	}{
+		{4194401, "alice", "python3 train.py --model llama-7b --epochs 90", 98.5, 6656 * fakegpu.MiB},
+		{4194402, "bob", "python3 -m torch.distributed.run --nproc_per_node=1 finetune.py --config configs/bert-large.yaml", 101.3, 10035 * fakegpu.MiB},
+		{4194403, "carol", "python3 serve.py --port 8000 --model resnet50", 23.7, 3174 * fakegpu.MiB},
+	} {
+		p, ok := byPID[tt.pid]
+		if !ok {
+			t.Errorf("pid %d not listed", tt.pid)
+			continue
+		}
+		if p.Username.Or("") != tt.user || p.Command.Or("") != tt.command || p.Name.Or("") != "python3" {
+			t.Errorf("pid %d: user %v, command %v, name %v; want %s, %q, python3", tt.pid, p.Username, p.Command, p.Name, tt.user, tt.command)
+		}
+		if cpu := float64(p.CPUPercent.Or(-1)); cpu < tt.cpu-1 || cpu > tt.cpu+1 {
+			t.Errorf("pid %d: CPU %v; want about %v", tt.pid, p.CPUPercent, tt.cpu)
+		}
+		if p.HostMemory.Or(0) != tt.rss {
+			t.Errorf("pid %d: resident memory %v; want %v", tt.pid, p.HostMemory, tt.rss)
+		}
+		if ct, ok := p.CreateTime.Get(); !ok || time.Since(ct) <= 0 || time.Since(ct) > 5*24*time.Hour {
+			t.Errorf("pid %d: create time %v; want a past time within the age", tt.pid, p.CreateTime)
+		}
+		if !p.IsRunning || p.Status.Or("") != "sleeping" {
+			t.Errorf("pid %d: running %v, status %v; want a sleeping live process", tt.pid, p.IsRunning, p.Status)
+		}
+	}
+	if p := byPID[real.Process.Pid]; !strings.HasSuffix(p.Command.Or(""), "sleep 300") || !p.IsRunning {
+		t.Errorf("the real process: command %v, running %v; want the real sleep", p.Command, p.IsRunning)
+	}
+}
+
+// What another user's process keeps from an unprivileged reader stays
+// kept: a simulated process's environment is N/A (NoPermission).
+func TestSimulatedProcessEnvironmentIsAnotherUsers(t *testing.T) {
+	fleet, err := fakegpu.Preset("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := fakehost.New(fleet)
+	if _, err := src.ReadFile(4194401, "environ", nil); !errors.Is(err, os.ErrPermission) {
+		t.Errorf("environ: %v; want a permission error", err)
+	}
+	if _, err := src.ReadFile(4194401, "bogus", nil); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an unknown file: %v; want not-exist", err)
+	}
+	if name, err := src.Username(uidOfUser(t, src, 4194402)); err != nil || name != "bob" {
+		t.Errorf("Username(bob's uid) = %q, %v", name, err)
+	}
+}
+
+// uidOfUser reads the Uid line of a simulated process's status.
+func uidOfUser(t *testing.T, src *fakehost.Source, pid int) uint32 {
+	t.Helper()
+	b, err := src.ReadFile(pid, "status", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			var uid uint32
+			for _, c := range strings.Fields(rest)[0] {
+				uid = uid*10 + uint32(c-'0')
+			}
+			return uid
+		}
+	}
+	t.Fatal("no Uid line")
+	return 0
+}
