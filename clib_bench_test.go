@@ -264,11 +264,11 @@ func newFloor(b *testing.B, all bool) *floor {
 }
 
 // floorFields are the field values of one batched call: power (average,
-// instant, current limit), volatile uncorrected ECC, and with FieldsAll
+// instant, current limit), energy, volatile uncorrected ECC, and with FieldsAll
 // the NVLink and PCIe byte counters.
 var floorFields = []nvml.FieldValue{
 	{FieldId: nvml.FI_DEV_POWER_AVERAGE}, {FieldId: nvml.FI_DEV_POWER_INSTANT},
-	{FieldId: nvml.FI_DEV_POWER_CURRENT_LIMIT}, {FieldId: nvml.FI_DEV_ECC_DBE_VOL_TOTAL},
+	{FieldId: nvml.FI_DEV_POWER_CURRENT_LIMIT}, {FieldId: nvml.FI_DEV_TOTAL_ENERGY_CONSUMPTION}, {FieldId: nvml.FI_DEV_ECC_DBE_VOL_TOTAL},
 	{FieldId: nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX, ScopeId: 0xFFFFFFFF},
 	{FieldId: nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_RX, ScopeId: 0xFFFFFFFF},
 	{FieldId: nvml.FI_DEV_PCIE_COUNT_TX_BYTES}, {FieldId: nvml.FI_DEV_PCIE_COUNT_RX_BYTES},
@@ -296,7 +296,7 @@ func (f *floor) snapshot() {
 			}
 			d.GetFieldValues(fields)
 		} else {
-			d.GetFieldValues(fields[:4])
+			d.GetFieldValues(fields[:5])
 		}
 		compute, _ := d.GetComputeRunningProcesses()
 		graphics, _ := d.GetGraphicsRunningProcesses()

@@ -337,6 +337,12 @@ func (d *Device) PowerUsage() Value[MilliWatts] { return d.cached(FieldPower).Po
 // PowerLimit returns the power management limit.
 func (d *Device) PowerLimit() Value[MilliWatts] { return d.cached(FieldPower).PowerLimit }
 
+// TotalEnergyConsumption returns the energy the GPU used since the driver
+// loaded (Volta and later), a counter.
+func (d *Device) TotalEnergyConsumption() Value[MilliJoules] {
+	return d.cached(FieldPower).TotalEnergy
+}
+
 // PowerStatus returns "66W / 250W".
 func (d *Device) PowerStatus() string {
 	s := d.cached(FieldPower)

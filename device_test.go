@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
@@ -223,5 +224,36 @@ func TestCloseEndsCachedReadings(t *testing.T) {
 	}
 	if d.Name() != name {
 		t.Errorf("Name after Close = %v; want %v, read before", d.Name(), name)
+	}
+}
+
+// The energy counter comes from the power batch and grows by power × time.
+func TestTotalEnergyConsumptionIsACounter(t *testing.T) {
+	lib, fleet := openFleet(t, "dgx-h100")
+	g := fleet.GPU(2)
+	g.SetPower(72000, 700000)
+	d, err := lib.DeviceByIndex(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, ok := d.Snapshot(nvgo.FieldPower).TotalEnergy.Get()
+	if !ok {
+		t.Fatal("no energy reading")
+	}
+	fleet.Advance(10 * time.Second)
+	after := d.Snapshot(nvgo.FieldPower).TotalEnergy
+	if got := after.Or(0) - before; got != 720_000 {
+		t.Errorf("energy over 10 s at 72 W = %v mJ; want 720000", uint64(got))
+	}
+	if s := nvgo.MilliJoules(720_000).String(); s != "720J" {
+		t.Errorf("MilliJoules(720000) = %q; want 720J", s)
+	}
+	d0, err := lib.DeviceByIndex(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet.GPU(0).Lose()
+	if v := d0.Snapshot(nvgo.FieldPower).TotalEnergy; !v.IsNA() || v.Reason() != nvgo.GPULost {
+		t.Errorf("a lost GPU's energy = %v (%v); want N/A (GPU lost)", v, v.Reason())
 	}
 }

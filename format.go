@@ -213,6 +213,28 @@ func (m MilliWatts) String() string {
 	return strconv.FormatUint(w, 10) + "W"
 }
 
+// MilliJoules is an energy in millijoules (NVML's unit).
+type MilliJoules uint64
+
+// String returns the energy in the largest unit that keeps it at least 1,
+// to three significant figures: "950mJ", "1.23kJ", "4.56MJ".
+func (e MilliJoules) String() string {
+	v := float64(e)
+	for _, u := range []string{"mJ", "J", "kJ", "MJ", "GJ"} {
+		if v < 1000 || u == "GJ" {
+			if u == "mJ" {
+				return strconv.FormatUint(uint64(e), 10) + u
+			}
+			return strconv.FormatFloat(v, 'g', 3, 64) + u
+		}
+		v /= 1000
+	}
+	return ""
+}
+
+// Joules returns e in joules.
+func (e MilliJoules) Joules() float64 { return float64(e) / 1000 }
+
 // Watts returns m in watts.
 func (m MilliWatts) Watts() float64 { return float64(m) / 1000 }
 

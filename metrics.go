@@ -70,6 +70,7 @@ var (
 	atTemperature     = at[Celsius](func(s *DeviceSnapshot) *Value[Celsius] { return &s.Temperature })
 	atPowerUsage      = at[MilliWatts](func(s *DeviceSnapshot) *Value[MilliWatts] { return &s.PowerUsage })
 	atPowerLimit      = at[MilliWatts](func(s *DeviceSnapshot) *Value[MilliWatts] { return &s.PowerLimit })
+	atEnergy          = at[MilliJoules](func(s *DeviceSnapshot) *Value[MilliJoules] { return &s.TotalEnergy })
 	atPCIeTX          = at[KiBPerSecond](func(s *DeviceSnapshot) *Value[KiBPerSecond] { return &s.PCIeTX })
 	atPCIeRX          = at[KiBPerSecond](func(s *DeviceSnapshot) *Value[KiBPerSecond] { return &s.PCIeRX })
 	atNVLinkTX        = at[KiBPerSecond](func(s *DeviceSnapshot) *Value[KiBPerSecond] { return &s.NVLinkTX })
@@ -85,6 +86,7 @@ var (
 	fieldPowerAverage = nvmlx.FieldRequest{ID: nvmlx.FieldPowerAverage}
 	fieldPowerInstant = nvmlx.FieldRequest{ID: nvmlx.FieldPowerInstant}
 	fieldPowerLimit   = nvmlx.FieldRequest{ID: nvmlx.FieldPowerCurrentLimit}
+	fieldEnergy       = nvmlx.FieldRequest{ID: nvmlx.FieldTotalEnergy}
 	fieldECC          = nvmlx.FieldRequest{ID: nvmlx.FieldECCDBEVolatileTotal}
 	fieldPCIeTX       = nvmlx.FieldRequest{ID: nvmlx.FieldPCIeCountTXBytes}
 	fieldPCIeRX       = nvmlx.FieldRequest{ID: nvmlx.FieldPCIeCountRXBytes}
@@ -162,6 +164,16 @@ var metricTable = []metric{
 			} else {
 				s.PowerLimit = readMetric(r, opPowerLimit, r.h.PowerLimit, func(v uint32) MilliWatts { return MilliWatts(v) })
 			}
+		}},
+	// Energy: a counter since the driver loaded, in the power batch (NVML
+	// has no energy reading outside a field ID worth a call of its own).
+	{name: "energy", group: FieldPower, slots: slots(atEnergy), fields: []nvmlx.FieldRequest{fieldEnergy},
+		read: func(r *reader, s *DeviceSnapshot, b *fieldBatch) {
+			v, err := b.result(r.d, fieldEnergy)
+			if err != nil && r.lost != nil {
+				err = r.lost
+			}
+			s.TotalEnergy = FromErr(MilliJoules(v.Uint), err)
 		}},
 	// PCIe throughput: the mean since the previous reading of the device,
 	// from the byte counters (R555 and later); at the first reading, and on

@@ -64,6 +64,9 @@ type DeviceSnapshot struct {
 	Temperature Value[Celsius]    `json:"temperature"`
 	PowerUsage  Value[MilliWatts] `json:"power_usage"`
 	PowerLimit  Value[MilliWatts] `json:"power_limit"`
+	// TotalEnergy is the energy the GPU used since the driver loaded
+	// (Volta and later), a counter: difference two readings.
+	TotalEnergy Value[MilliJoules] `json:"total_energy_consumption"`
 
 	PCIeTX   Value[KiBPerSecond] `json:"pcie_tx_throughput"`
 	PCIeRX   Value[KiBPerSecond] `json:"pcie_rx_throughput"`
