@@ -240,6 +240,12 @@
 // keys, values of the wrong type and bad values are errors that wrap
 // ErrBadScenario and name the key path, e.g.
 // `gpus[0].processes[1].type: want "C", "G", "C+G" or "M+C", got "X"`.
+// A key repeated in one object is an error too, at any depth
+// (`gpus[0].gpu_util: duplicate key`), not a silent choice of one value.
+// A scenario file must be a regular file, symlinks followed: a named pipe,
+// device or directory is refused at once, without reading or waiting on it.
+// A scenario file may be at most 16 MiB, far more than any real scenario
+// needs, so that naming something endless cannot exhaust memory.
 //
 // Top-level keys:
 //

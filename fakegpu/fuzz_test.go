@@ -41,6 +41,8 @@ func FuzzParseScenario(f *testing.F) {
 			"accounting": {"enabled": true}}, {"type": "X-4Q", "type_id": 3, "license_expiry": "2030-01-01T00:00:00+02:00"}]},
 			{"vgpu_host": true, "vgpu_instances": [{"type_id": 3, "type": "X-4Q"}]}]}`,
 		`{"gpus": [{"vgpu_instances": [{"type": "T", "framebuffer_mib": 1, "vm_id_type": "domain", "encoder_capacity": 0}]}]}`,
+		`{"gpus": [{"gpu_util": 10, "gpu_util": 90}]}`,
+		`{"gpus": [{"processes": [{"pid": 1, "mem_util": 2}], "mem_util": 3}, {"clocks": {"sm": 1, "sm": 2}}]}`,
 	} {
 		f.Add([]byte(s))
 	}

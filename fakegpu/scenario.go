@@ -148,12 +148,14 @@ type gpuPlan struct {
 }
 
 // LoadScenario reads a scenario file and returns its fleet (see
-// ParseScenario). Errors about the content wrap ErrBadScenario and name
-// the file.
+// ParseScenario). The file must be a regular file (symlinks are followed)
+// of at most 16 MiB; a named pipe or device is refused without waiting on
+// it. Errors about the file's kind, size or content wrap ErrBadScenario
+// and name the file; errors opening or reading it do not.
 func LoadScenario(path string) (*Fleet, error) {
-	data, err := os.ReadFile(path)
+	data, err := readScenarioFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("fakegpu: %w", err)
+		return nil, err
 	}
 	f, err := ParseScenario(data)
 	var se *ScenarioError

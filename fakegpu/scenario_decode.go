@@ -64,7 +64,8 @@ func indexPath(path string, i int) string {
 	return path + "[" + strconv.Itoa(i) + "]"
 }
 
-// decodeDocument decodes data as exactly one JSON value.
+// decodeDocument decodes data as exactly one JSON value in which no
+// object repeats a key.
 func decodeDocument(data []byte) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var raw json.RawMessage
@@ -81,7 +82,88 @@ func decodeDocument(data []byte) (json.RawMessage, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, bad("", "unexpected data after the top-level object")
 	}
+	if err := checkDuplicateKeys(raw); err != nil {
+		return nil, err
+	}
 	return raw, nil
+}
+
+// jsonLevel is an object or array that checkDuplicateKeys is inside.
+type jsonLevel struct {
+	path     string          // key path of the object or array
+	keys     map[string]bool // an object's keys so far; nil for an array
+	wantKey  bool            // an object's next token is a key or its end
+	key      string          // the key of an object's current member
+	elements int             // an array's elements so far
+}
+
+// memberPath returns the key path of the value now starting in l.
+func (l *jsonLevel) memberPath() string {
+	if l.keys != nil {
+		return keyPath(l.path, l.key)
+	}
+	return indexPath(l.path, l.elements)
+}
+
+// valueDone records that the value starting in l has ended.
+func (l *jsonLevel) valueDone() {
+	if l.keys != nil {
+		l.wantKey = true
+	} else {
+		l.elements++
+	}
+}
+
+// checkDuplicateKeys returns a *ScenarioError naming the first key that
+// an object of the JSON value raw repeats, at any depth. encoding/json
+// would silently keep the last one, so a scenario could say one thing and
+// do another. Keys are compared after unescaping, so "a" and "\u0061"
+// are the same key.
+func checkDuplicateKeys(raw json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // numbers are not converted, so none is out of range
+	var stack []*jsonLevel
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return bad("", "invalid JSON: %v", err)
+		}
+		var top *jsonLevel
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if key, ok := tok.(string); ok && top != nil && top.wantKey {
+			if top.keys[key] {
+				return bad(keyPath(top.path, key), "duplicate key")
+			}
+			top.keys[key], top.key, top.wantKey = true, key, false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			level := &jsonLevel{}
+			if top != nil {
+				level.path = top.memberPath()
+			}
+			if tok == json.Delim('{') {
+				level.keys, level.wantKey = make(map[string]bool), true
+			}
+			stack = append(stack, level)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				continue
+			}
+			top = stack[len(stack)-1]
+		}
+		if top != nil {
+			top.valueDone()
+		}
+	}
 }
 
 // jsonKind names the kind of a JSON value by its first byte.

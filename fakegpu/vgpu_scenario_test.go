@@ -182,6 +182,8 @@ func TestMalformedVgpuScenarios(t *testing.T) {
 		{"too many instances", gpu(strings.Repeat(`{},`, 64) + `{}`), "gpus[0].vgpu_instances", "at most 64 vGPU instances per GPU, got 65"},
 		{"a null instance", gpu(`null`), "gpus[0].vgpu_instances[0]", "want an object, got null"},
 		{"an unknown instance key", gpu(`{"vmid": "x"}`), "gpus[0].vgpu_instances[0].vmid", "unknown key"},
+		{"a repeated instance key", gpu(`{}, {"vm_id": "a", "vm_id": "b"}`), "gpus[0].vgpu_instances[1].vm_id", "duplicate key"},
+		{"a repeated accounting key", gpu(`{"accounting": {"enabled": true, "enabled": false}}`), "gpus[0].vgpu_instances[0].accounting.enabled", "duplicate key"},
 		{"ID 0", gpu(`{"id": 0}`), "gpus[0].vgpu_instances[0].id", "want a non-zero ID"},
 		{"a negative ID", gpu(`{"id": -1}`), "gpus[0].vgpu_instances[0].id", "want a whole number 0..4294967295, got number -1"},
 		{"a repeated ID", gpu(`{"id": 7}, {"id": 7}`), "gpus[0].vgpu_instances[1].id", "7 is also the ID of gpus[0].vgpu_instances[0]"},
