@@ -330,6 +330,18 @@
 //	enc_util, dec_util   0..100    GetProcessUtilization sample (0)
 //	gpu_instance_id      uint      MIG GPU instance, reported with MIG on
 //	compute_instance_id  uint      MIG compute instance, reported with MIG on
+//	host                 object    host facts (Process.Host), served by
+//	                               package fakehost; none: the PID is left
+//	                               to the real /proc
+//
+// Keys of a process's host:
+//
+//	key                  type      meaning (default)
+//	user                 string    owner ("root")
+//	command              [string]  command line ([name])
+//	cpu                  float     share of one CPU in percent (0)
+//	memory_mib           uint      resident memory (0)
+//	age                  duration  how long it has run, e.g. "3h20m" (0s)
 //
 // Keys of a MIG device:
 //

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -89,16 +90,77 @@ type scenarioClocks struct {
 
 // scenarioProcess is one element of "processes".
 type scenarioProcess struct {
-	PID               *uint32 `json:"pid"`
-	Name              *string `json:"name"`
-	Type              *string `json:"type"`
-	UsedMemoryMiB     *int64  `json:"used_memory_mib"`
-	SMUtil            *uint32 `json:"sm_util"`
-	MemUtil           *uint32 `json:"mem_util"`
-	EncUtil           *uint32 `json:"enc_util"`
-	DecUtil           *uint32 `json:"dec_util"`
-	GPUInstanceID     *uint32 `json:"gpu_instance_id"`
-	ComputeInstanceID *uint32 `json:"compute_instance_id"`
+	PID               *uint32         `json:"pid"`
+	Name              *string         `json:"name"`
+	Type              *string         `json:"type"`
+	UsedMemoryMiB     *int64          `json:"used_memory_mib"`
+	SMUtil            *uint32         `json:"sm_util"`
+	MemUtil           *uint32         `json:"mem_util"`
+	EncUtil           *uint32         `json:"enc_util"`
+	DecUtil           *uint32         `json:"dec_util"`
+	GPUInstanceID     *uint32         `json:"gpu_instance_id"`
+	ComputeInstanceID *uint32         `json:"compute_instance_id"`
+	Host              json.RawMessage `json:"host"`
+}
+
+// scenarioHost is a process's "host" object (Process.Host).
+type scenarioHost struct {
+	User      *string  `json:"user"`
+	Command   []string `json:"command"`
+	CPU       *float64 `json:"cpu"`
+	MemoryMiB *uint64  `json:"memory_mib"`
+	Age       *string  `json:"age"`
+}
+
+// Bounds of a "host" object.
+const (
+	maxHostCPU     = 100 * 1024 // percent: a thousand CPUs busy
+	maxCommandArgs = 1024
+	maxArgBytes    = 4096
+)
+
+// parseHost decodes a process's "host" object.
+func parseHost(raw json.RawMessage, path string) (*Host, error) {
+	var sh scenarioHost
+	if err := decodeObject(raw, path, &sh); err != nil {
+		return nil, err
+	}
+	h := &Host{}
+	if u := sh.User; u != nil {
+		if *u == "" || strings.ContainsAny(*u, ": \t\n/") || len(*u) > 32 {
+			return nil, bad(keyPath(path, "user"), "want a user name (1..32 characters, no ':', '/' or blanks), got %q", *u)
+		}
+		h.User = *u
+	}
+	if len(sh.Command) > maxCommandArgs {
+		return nil, bad(keyPath(path, "command"), "at most %d arguments, got %d", maxCommandArgs, len(sh.Command))
+	}
+	for i, a := range sh.Command {
+		if len(a) > maxArgBytes || strings.IndexByte(a, 0) >= 0 {
+			return nil, bad(indexPath(keyPath(path, "command"), i), "want an argument of at most %d bytes and no NUL", maxArgBytes)
+		}
+	}
+	h.Command = sh.Command
+	if c := sh.CPU; c != nil {
+		if !(*c >= 0 && *c <= maxHostCPU) {
+			return nil, bad(keyPath(path, "cpu"), "want a CPU percentage 0..%d, got %v", maxHostCPU, *c)
+		}
+		h.CPU = *c
+	}
+	if m := sh.MemoryMiB; m != nil {
+		if *m > maxMiB {
+			return nil, bad(keyPath(path, "memory_mib"), "want 0..%d MiB, got %d", maxMiB, *m)
+		}
+		h.Memory = *m * MiB
+	}
+	if a := sh.Age; a != nil {
+		d, err := time.ParseDuration(*a)
+		if err != nil || d < 0 {
+			return nil, bad(keyPath(path, "age"), "want a duration such as \"3h20m\", got %q", *a)
+		}
+		h.Age = d
+	}
+	return h, nil
 }
 
 // processKeys maps Process fields to their scenario keys, for errors.
@@ -485,6 +547,13 @@ func parseProcessList(raw json.RawMessage, path string, pids map[uint32]string) 
 		setIf(&proc.Dec, sp.DecUtil)
 		setIf(&proc.GPUInstanceID, sp.GPUInstanceID)
 		setIf(&proc.ComputeInstanceID, sp.ComputeInstanceID)
+		if !isNull(sp.Host) {
+			h, err := parseHost(sp.Host, keyPath(at, "host"))
+			if err != nil {
+				return nil, err
+			}
+			proc.Host = h
+		}
 		if m := sp.UsedMemoryMiB; m != nil {
 			switch {
 			case *m == -1:

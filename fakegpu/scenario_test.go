@@ -6,8 +6,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
@@ -345,6 +347,10 @@ func TestMalformedScenarios(t *testing.T) {
 		{"an error for an unknown metric", `{"gpus": [{"errors": {"tempo": "NO_PERMISSION"}}]}`, "gpus[0].errors.tempo", "unknown metric"},
 		{"an error name that is not a string", `{"gpus": [{"errors": {"temperature": 4}}]}`, "gpus[0].errors.temperature", "want a string, got a number"},
 		{"a process type", `{"gpus": [{}, {"processes": [{"pid": 1}, {"pid": 2, "type": "X"}]}]}`, "gpus[1].processes[1].type", `want "C", "G", "C+G" or "M+C", got "X"`},
+		{"a host's user", `{"gpus": [{"processes": [{"pid": 1, "host": {"user": "a b"}}]}]}`, "gpus[0].processes[0].host.user", `want a user name`},
+		{"a host's age", `{"gpus": [{"processes": [{"pid": 1, "host": {"age": "yesterday"}}]}]}`, "gpus[0].processes[0].host.age", `want a duration`},
+		{"a host's CPU", `{"gpus": [{"processes": [{"pid": 1, "host": {"cpu": -1}}]}]}`, "gpus[0].processes[0].host.cpu", `want a CPU percentage`},
+		{"an unknown host key", `{"gpus": [{"processes": [{"pid": 1, "host": {"shell": "bash"}}]}]}`, "gpus[0].processes[0].host.shell", `unknown`},
 		{"a process without PID", `{"gpus": [{"processes": [{"type": "C"}]}]}`, "gpus[0].processes[0].pid", "required"},
 		{"PID 0", `{"gpus": [{"processes": [{"pid": 0}]}]}`, "gpus[0].processes[0].pid", "non-zero"},
 		{"a repeated PID", `{"gpus": [{"processes": [{"pid": 1}, {"pid": 1}]}]}`, "gpus[0].processes[1].pid", "also the PID of gpus[0].processes[0]"},
@@ -463,5 +469,23 @@ func TestLoadTakesAPresetOrAFile(t *testing.T) {
 	}
 	if _, err := fakegpu.Load("dgx-nope"); err == nil || !strings.Contains(err.Error(), "not a preset") {
 		t.Errorf("Load(dgx-nope) error = %v", err)
+	}
+}
+
+// A process's "host" object becomes its Process.Host.
+func TestScenarioProcessHostFacts(t *testing.T) {
+	fleet, err := fakegpu.ParseScenario([]byte(`{"gpus": [{"processes": [
+		{"pid": 4194500, "host": {"user": "erin", "command": ["python3", "eval.py"], "cpu": 12.5, "memory_mib": 2048, "age": "2h30m"}},
+		{"pid": 4194501}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := fleet.HostProcess(4194500)
+	want := fakegpu.Host{User: "erin", Command: []string{"python3", "eval.py"}, CPU: 12.5, Memory: 2048 * fakegpu.MiB, Age: 150 * time.Minute}
+	if !ok || !reflect.DeepEqual(*p.Host, want) {
+		t.Errorf("host of pid 4194500 = %+v, %v; want %+v", p.Host, ok, want)
+	}
+	if _, ok := fleet.HostProcess(4194501); ok {
+		t.Error("a process without a host object has host facts")
 	}
 }
