@@ -2,6 +2,8 @@ package nvgo
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"os/user"
 	"strconv"
@@ -109,6 +111,18 @@ func newHostFS(src HostSource) *hostFS {
 		ttlcache.WithDisableTouchOnHit[uint32, string](),
 		ttlcache.WithCapacity[uint32, string](4096),
 	)}
+}
+
+// HostProcess returns the process that holds pid now, read from the
+// Library's host source (WithHostSource), as NewHostProcess reads the
+// host's procfs. It returns an error wrapping ErrProcessGone when there is
+// no such process. To act on a process seen earlier (a signal, say), compare
+// its CreateTime with the one seen: the PID may hold another process now.
+func (l *Library) HostProcess(pid int) (*HostProcess, error) {
+	if pid <= 0 || pid > math.MaxInt32 {
+		return nil, fmt.Errorf("pid %d: %w", pid, ErrProcessGone)
+	}
+	return l.hosts.fs.process(pid)
 }
 
 // hostProcFS is the reader of the host's own procfs, for what no Library

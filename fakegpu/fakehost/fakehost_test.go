@@ -121,3 +121,31 @@ func uidOfUser(t *testing.T, src *fakehost.Source, pid int) uint32 {
 	t.Fatal("no Uid line")
 	return 0
 }
+
+// Library.HostProcess reads through the Library's source: a simulated PID
+// is a process there.
+func TestLibraryHostProcessReadsTheSource(t *testing.T) {
+	fleet, err := fakegpu.Preset("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet), nvgo.WithHostSource(fakehost.New(fleet)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Close()
+	p, err := lib.HostProcess(4194402)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Username().Or("") != "bob" || !p.IsRunning() {
+		t.Errorf("pid 4194402: user %v, running %v; want bob's live process", p.Username(), p.IsRunning())
+	}
+	parent, err := p.Parent()
+	if err != nil || parent == nil || parent.PID() != 1 {
+		t.Errorf("parent = %v, %v; want PID 1", parent, err)
+	}
+	if _, err := lib.HostProcess(4194499); !errors.Is(err, nvgo.ErrProcessGone) {
+		t.Errorf("an unknown simulated PID: %v; want ErrProcessGone", err)
+	}
+}
