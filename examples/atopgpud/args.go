@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/nvgo/nvgo/examples/internal/tool"
 )
 
 // defaultListen is where atop connects: IPv4 loopback, port 59123, fixed in
@@ -14,7 +16,7 @@ import (
 const defaultListen = "127.0.0.1:59123"
 
 // usage is the --help text. The --simulate presets come from
-// simulatePresets, so that each one nvgo ships is listed.
+// tool.PresetNames, so that each one nvgo ships is listed.
 var usage = fmt.Sprintf(`usage: atopgpud [-v] [--listen ADDR] [--interval DURATION] [--simulate NAME|FILE]
 
 A drop-in replacement for atop's GPU daemon (atopgpud), built on nvgo. It
@@ -50,10 +52,10 @@ exit status: 0 stopped by a signal, or no usable NVIDIA driver (none
              failure; 2 bad arguments
 `, simulateHelp())
 
-// simulateHelp is the usage of --simulate, listing simulatePresets.
+// simulateHelp is the usage of --simulate, listing tool.PresetNames.
 func simulateHelp() string {
 	text := "serve a fake GPU fleet (in a binary built with cgo only)"
-	if presets := simulatePresets(); len(presets) > 0 {
+	if presets := tool.PresetNames(); len(presets) > 0 {
 		text = "serve a fake GPU fleet: " + strings.Join(presets, ", ") + ", or a scenario JSON file (see the README)"
 	}
 	return wrapOption("  --simulate NAME|FILE  ", text)

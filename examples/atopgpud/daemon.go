@@ -19,7 +19,7 @@ var errNoGPU = errors.New("no NVIDIA GPU found")
 type config struct {
 	listen   string
 	interval time.Duration
-	clock    nvgo.Clock // nil: the system clock
+	clock    nvgo.Clock // nil: the Library's (WithClock)
 	log      *slog.Logger
 }
 

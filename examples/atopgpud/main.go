@@ -68,6 +68,7 @@ import (
 	"syscall"
 
 	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/examples/internal/tool"
 )
 
 func main() {
@@ -90,7 +91,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	lib, clock, err := open(opts.simulate, log)
+	// A simulated fleet's clock follows real time, so that each tick finds
+	// fresh samples as on a real GPU.
+	lib, err := tool.Open(opts.simulate, true, nvgo.WithLogger(log))
 	if err != nil && opts.simulate != "" {
 		log.Error("cannot simulate", "err", err)
 		return 1
@@ -102,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	d, err := startDaemon(ctx, lib, config{listen: opts.listen, interval: opts.interval, clock: clock, log: log})
+	d, err := startDaemon(ctx, lib, config{listen: opts.listen, interval: opts.interval, log: log})
 	if err != nil {
 		return fail(log, err)
 	}

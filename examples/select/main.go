@@ -55,6 +55,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/examples/internal/tool"
 )
 
 // Exit statuses.
@@ -145,7 +146,7 @@ func warnings(stderr io.Writer) *slog.Logger {
 }
 
 func (o *options) run(stdout, stderr io.Writer) (int, error) {
-	lib, err := open(o.simulate, nvgo.WithLogger(warnings(stderr)))
+	lib, err := tool.Open(o.simulate, false, nvgo.WithLogger(warnings(stderr)))
 	if err != nil {
 		return 0, &failure{exitNoDriver, err}
 	}

@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/examples/internal/tool"
 )
 
 var errHelp = errors.New("help")
@@ -69,36 +68,6 @@ func (o *options) readFields() nvgo.Fields {
 	return nvgo.FieldsAll
 }
 
-// isFlag reports whether a word is a flag rather than a flag's value: it
-// starts with "-", unless a digit or "." follows the dash. No flag starts
-// with a digit, so "--only -1" is a bad index that the error can name, not a
-// missing one, while "--simulate --json" and "--user -c" still lack a value.
-func isFlag(word string) bool {
-	if !strings.HasPrefix(word, "-") {
-		return false
-	}
-	startsNumber := len(word) > 1 && (word[1] == '.' || '0' <= word[1] && word[1] <= '9')
-	return !startsNumber
-}
-
-// appendIndices appends the comma-separated non-negative integers in vals to
-// list, leaving out those already in it, so that a repeated flag adds to
-// what the earlier ones chose.
-func appendIndices(list []int, flag string, vals []string) ([]int, error) {
-	for _, v := range vals {
-		for _, part := range strings.Split(v, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(part))
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("%s: %q is not a non-negative integer", flag, part)
-			}
-			if !slices.Contains(list, n) {
-				list = append(list, n)
-			}
-		}
-	}
-	return list, nil
-}
-
 // parseArgs reads nvitop-style flags: a flag may take several values
 // ("--only 0 1") and may be repeated to add more ("--only 0 --only 1"),
 // "--flag=value" works for all, and --user's name is optional.
@@ -107,7 +76,7 @@ func parseArgs(args []string) (*options, error) {
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		name, val, hasVal := strings.Cut(arg, "=")
-		valueFollows := func() bool { return i+1 < len(args) && !isFlag(args[i+1]) }
+		valueFollows := func() bool { return i+1 < len(args) && !tool.IsFlag(args[i+1]) }
 		// values after a multi-value flag, up to the next flag
 		takeMany := func() []string {
 			if hasVal {
@@ -135,7 +104,7 @@ func parseArgs(args []string) (*options, error) {
 			if len(vals) == 0 {
 				return nil, fmt.Errorf("%s needs at least one GPU index", name)
 			}
-			if o.only, err = appendIndices(o.only, name, vals); err != nil {
+			if o.only, err = tool.AppendIndices(o.only, name, vals); err != nil {
 				return nil, err
 			}
 		case "--pid":
@@ -143,7 +112,7 @@ func parseArgs(args []string) (*options, error) {
 			if len(vals) == 0 {
 				return nil, fmt.Errorf("%s needs at least one PID", name)
 			}
-			if o.pids, err = appendIndices(o.pids, name, vals); err != nil {
+			if o.pids, err = tool.AppendIndices(o.pids, name, vals); err != nil {
 				return nil, err
 			}
 		case "--user", "-u":

@@ -36,12 +36,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/examples/internal/tool"
 )
 
 func main() {
@@ -58,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "status: %v\n(see status --help)\n", err)
 		return 2
 	}
-	lib, err := open(opts.simulate)
+	lib, err := tool.Open(opts.simulate, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "status: %v\n", err)
 		return 1
@@ -67,8 +66,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sel, err := chooseDevices(lib, opts)
-	var bad badArgError
+	sel, err := tool.ChooseDevices(lib, opts.only, opts.onlyVisible)
+	var bad tool.BadArgError
 	switch {
 	case errors.As(err, &bad):
 		fmt.Fprintf(stderr, "status: %v\n", err)
@@ -79,10 +78,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 		return fail(stderr, err)
 	}
-	if opts.onlyVisible && len(sel.devices) == 0 {
+	if opts.onlyVisible && len(sel.Devices) == 0 {
 		return noVisibleDevice(lib, opts, stdout, stderr)
 	}
-	snap, err := lib.Snapshot(ctx, nvgo.WithDevices(sel.devices...), nvgo.WithFields(opts.readFields()))
+	snap, err := lib.Snapshot(ctx, nvgo.WithDevices(sel.Devices...), nvgo.WithFields(opts.readFields()))
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -94,11 +93,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if opts.json {
-		return writeJSON(stdout, stderr, jsonOf(snap, sel.cuda))
+		return writeJSON(stdout, stderr, jsonOf(snap, sel.CUDA))
 	}
 	host := nvgo.ReadHost(ctx)
 	r := newRenderer(stdout, opts)
-	r.cuda = sel.cuda
+	r.cuda = sel.CUDA
 	r.render(snap, host)
 	return 0
 }
@@ -109,55 +108,6 @@ func undeterminedHint(err error) string {
 		return "name the devices by UUID in CUDA_VISIBLE_DEVICES, or set CUDA_DEVICE_ORDER=PCI_BUS_ID if the GPUs differ in model"
 	}
 	return "name MIG devices, and GPUs with MIG off, by UUID in CUDA_VISIBLE_DEVICES"
-}
-
-// selection is what the command shows: the devices to snapshot and, with
-// --only-visible, the CUDA index of each (nil otherwise).
-type selection struct {
-	devices []*nvgo.Device
-	cuda    []int
-}
-
-// badArgError is an argument that the machine shows to be wrong (exit 2).
-type badArgError struct{ error }
-
-// chooseDevices picks the devices of --only or --only-visible; by default
-// every GPU.
-func chooseDevices(lib *nvgo.Library, opts *options) (selection, error) {
-	if opts.onlyVisible {
-		return visibleDevices(lib)
-	}
-	devs, err := lib.Devices()
-	if err != nil {
-		return selection{}, err
-	}
-	if len(opts.only) == 0 {
-		return selection{devices: devs}, nil
-	}
-	var picked []*nvgo.Device
-	for _, i := range opts.only {
-		if i < 0 || i >= len(devs) {
-			return selection{}, badArgError{fmt.Errorf("--only %d: no such GPU (there are %d)", i, len(devs))}
-		}
-		if !slices.Contains(picked, devs[i]) { // "--only 1 1" shows GPU 1 once
-			picked = append(picked, devs[i])
-		}
-	}
-	return selection{devices: picked}, nil
-}
-
-// visibleDevices returns the devices CUDA would see in this process, in
-// CUDA order: whole GPUs and MIG devices, each snapshotted as itself.
-func visibleDevices(lib *nvgo.Library) (selection, error) {
-	cdevs, err := lib.VisibleCudaDevices()
-	if err != nil {
-		return selection{}, err
-	}
-	sel := selection{devices: make([]*nvgo.Device, len(cdevs)), cuda: make([]int, len(cdevs))}
-	for i, c := range cdevs {
-		sel.devices[i], sel.cuda[i] = c.Device, c.CUDAIndex()
-	}
-	return sel, nil
 }
 
 // noVisibleDevice reports an empty CUDA device list: one line, or with
@@ -242,27 +192,6 @@ func fail(stderr io.Writer, err error) int {
 
 // filter keeps the processes the flags ask for.
 func (o *options) filter(ps []nvgo.GpuProcessSnapshot) []nvgo.GpuProcessSnapshot {
-	return slices.DeleteFunc(ps, func(p nvgo.GpuProcessSnapshot) bool {
-		if o.compute && p.Type&nvgo.ProcessCompute == 0 {
-			return true
-		}
-		if o.graphics && p.Type&nvgo.ProcessGraphics == 0 {
-			return true
-		}
-		if o.userSet {
-			name := o.user
-			if name == "" {
-				if u, err := user.Current(); err == nil {
-					name = u.Username
-				}
-			}
-			if p.Username.Or("") != name {
-				return true
-			}
-		}
-		if len(o.pids) > 0 && !slices.Contains(o.pids, p.PID) {
-			return true
-		}
-		return false
-	})
+	f := tool.ProcessFilter{Compute: o.compute, Graphics: o.graphics, UserSet: o.userSet, User: o.user, PIDs: o.pids}
+	return f.Filter(ps)
 }
