@@ -26,6 +26,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/examples/internal/tool"
 	"github.com/nvgo/nvgo/fakegpu"
 )
 
@@ -616,8 +617,8 @@ func TestFitPutsTextIntoDisplayColumns(t *testing.T) {
 			if ellipsis == "" {
 				ellipsis = "…"
 			}
-			if got := fit(tt.s, tt.width, tt.right, ellipsis); got != tt.want {
-				t.Errorf("fit(%q, %d, %v, %q) = %q; want %q", tt.s, tt.width, tt.right, ellipsis, got, tt.want)
+			if got := tool.Fit(tt.s, tt.width, tt.right, ellipsis); got != tt.want {
+				t.Errorf("Fit(%q, %d, %v, %q) = %q; want %q", tt.s, tt.width, tt.right, ellipsis, got, tt.want)
 			}
 		})
 	}
