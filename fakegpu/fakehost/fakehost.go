@@ -81,12 +81,16 @@ func (s *Source) file(p fakegpu.Process, name string) ([]byte, error) {
 	}
 	switch name {
 	case "stat":
-		// A process cannot have started before the host booted: on a
-		// host up for less than Age it started at boot.
+		// A process cannot have started before the host and its parent,
+		// PID 1: on a host up for less than Age it started a minute after
+		// boot (or when the source was made, on a younger host).
 		boot := s.bootTime()
 		start := s.made.Add(-h.Age)
-		if start.Before(boot) {
-			start = boot.Add(time.Second / clockTicksPerSecond)
+		if earliest := boot.Add(time.Minute); start.Before(earliest) {
+			start = earliest
+			if s.made.Before(start) {
+				start = s.made
+			}
 		}
 		startTicks := int64(start.Sub(boot) * clockTicksPerSecond / time.Second)
 		ran := max(time.Since(start).Seconds(), 0)

@@ -149,3 +149,24 @@ func TestLibraryHostProcessReadsTheSource(t *testing.T) {
 		t.Errorf("an unknown simulated PID: %v; want ErrProcessGone", err)
 	}
 }
+
+// A simulated process whose age is longer than the host has been up still
+// starts after PID 1, its parent, so that its parent can be read.
+func TestSimulatedProcessStartsAfterItsParent(t *testing.T) {
+	fleet, err := fakegpu.ParseScenario([]byte(`{"gpus": [{"processes": [{"pid": 4194600, "host": {"user": "zoe", "age": "87600h"}}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet), nvgo.WithHostSource(fakehost.New(fleet)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Close()
+	p, err := lib.HostProcess(4194600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parent, err := p.Parent(); err != nil || parent == nil || parent.PID() != 1 {
+		t.Errorf("parent of a ten-year-old process = %v, %v; want PID 1", parent, err)
+	}
+}
