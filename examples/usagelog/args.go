@@ -7,9 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/nvgo/nvgo/examples/internal/tool"
 )
 
+// mainUsage is "usagelog --help".
 const mainUsage = `usage: usagelog [run] [flags]     log per-process GPU usage to daily CSVs
        usagelog report [flags]    per-user GPU-hours per day, as a table or SVG
        usagelog help [run|report]
@@ -19,7 +23,9 @@ Exit status: 0 ok (run: also stopped by SIGINT or SIGTERM), 1 no usable
 NVIDIA driver, a bad --simulate file or an I/O error, 2 bad arguments.
 `
 
-const runUsage = `usage: usagelog run [--interval 5m] [--dir DIR] [--tick 1s] [--simulate NAME|FILE] [-v]
+// runUsage is "usagelog run --help". Its --simulate presets come from
+// tool.PresetNames, so that each one nvgo ships is listed.
+var runUsage = fmt.Sprintf(`usage: usagelog run [--interval 5m] [--dir DIR] [--tick 1s] [--simulate NAME|FILE] [-v]
 
 Samples every GPU each tick and, every --interval, appends one row per
 (user, PID, GPU) seen in the interval to DIR/YYYY-MM-DD.csv (the local date
@@ -27,29 +33,31 @@ of the interval's end):
 
   Timestamp,User,PID,GPU Number,GPU Usage,Seconds,GPU Memory MiB,Memory Usage,Interval Seconds,GPU UUID
 
-GPU Usage is the process's mean SM utilization (%) over the interval, not
+GPU Usage is the process's mean SM utilization (%%) over the interval, not
 one reading. Intervals end on multiples of --interval from local midnight.
-A restart records the time nothing was measured in DIR/gaps.csv. SIGINT or
-SIGTERM writes the interval in progress (its real length) and exits 0.
+A restart records the time nothing was measured in DIR/gaps.csv. A last
+line without its newline (a crash mid-write) is kept if it is a whole row,
+else moved to FILE.torn beside its file. SIGINT or SIGTERM writes the
+interval in progress (its real length) and exits 0.
 
 flags:
   --interval DURATION   time between rows (default 5m); a whole number of ticks
   --dir DIR             log directory (default $HOME/gpu_stats)
   --tick DURATION       the accumulator's sampling period: whole seconds, up
                         to 1m (default 1s)
-  --simulate NAME|FILE  use a fake GPU fleet: dgx-a100, dgx-h100, dgx-h200,
-                        dgx-b200, dgx-a100-mig, dgx-h100-mig, or a scenario
-                        JSON file; its clock follows real time
+%s
   -v                    debug logging (one line per interval written)
   -h, --help            show this help
-`
+`, simulateHelp())
 
-const reportUsage = `usage: usagelog report [--dir DIR] [--from DATE] [--to DATE] [--quota USER=HOURS,...] [--svg FILE]
+// reportUsage is "usagelog report --help".
+var reportUsage = fmt.Sprintf(`usage: usagelog report [--dir DIR] [--from DATE] [--to DATE] [--quota USER=HOURS,...] [--svg FILE]
 
 Sums the daily CSVs per user per day: busy GPU-hours (GPU Usage/100 × time),
 GPU-hours held (time on a GPU, busy or not) and GPU memory GiB-hours, against
 an optional daily quota of busy GPU-hours, and lists the gaps in the log.
-Malformed rows are skipped with a warning naming FILE:LINE.
+Malformed rows are skipped with a warning naming FILE:LINE. A report covers
+at most %d days (about ten years), --from to --to inclusive.
 
 flags:
   --dir DIR             log directory (default $HOME/gpu_stats)
@@ -62,13 +70,52 @@ flags:
   --legacy-row DURATION time one row of the original five columns stands for
                         (its timer's period; default 5m)
   -h, --help            show this help
-`
+`, maxDays)
 
+// simulateHelp is the help of --simulate, listing tool.PresetNames.
+func simulateHelp() string {
+	text := "use a fake GPU fleet (in a binary built with cgo only)"
+	if presets := tool.PresetNames(); len(presets) > 0 {
+		text = "use a fake GPU fleet: " + strings.Join(presets, ", ") + ", or a scenario JSON file; its clock follows real time"
+	}
+	return wrapOption("  --simulate NAME|FILE  ", text)
+}
+
+// usageWidth is the widest line of the flags' help: it fits a terminal of
+// 80 columns.
+const usageWidth = 79
+
+// wrapOption formats a flag's help: head, then text wrapped at spaces into
+// lines of at most usageWidth, continued under its first word.
+func wrapOption(head, text string) string {
+	indent := strings.Repeat(" ", len(head))
+	var b strings.Builder
+	line := head
+	for i, w := range strings.Fields(text) {
+		switch {
+		case i == 0:
+			line += w
+		case len(line)+1+len(w) > usageWidth:
+			b.WriteString(line + "\n")
+			line = indent + w
+		default:
+			line += " " + w
+		}
+	}
+	b.WriteString(line)
+	return b.String()
+}
+
+// errHelp asks for the help on stdout.
 var errHelp = errors.New("help")
 
 // usageError is a bad argument: exit status 2.
 type usageError struct{ error }
 
+// Unwrap returns the error.
+func (e usageError) Unwrap() error { return e.error }
+
+// runOptions are the flags of "usagelog run".
 type runOptions struct {
 	dir            string
 	interval, tick time.Duration
@@ -76,6 +123,7 @@ type runOptions struct {
 	verbose        bool
 }
 
+// reportOptions are the flags of "usagelog report".
 type reportOptions struct {
 	dir, from, to string
 	quotas        quotas
@@ -105,19 +153,30 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// defaultDir is $HOME/gpu_stats, where the original service wrote.
-func defaultDir() string {
+// logDir resolves --dir of fs, whose value is dir: the directory given, or
+// $HOME/gpu_stats (where the original service wrote) when the flag is not
+// given. An empty name given is a mistake, not a request for the default.
+func logDir(fs *flag.FlagSet, dir string) (string, error) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "dir" })
+	switch {
+	case given && dir == "":
+		return "", usageError{errors.New("--dir: empty directory name")}
+	case given:
+		return dir, nil
+	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return ""
+		return "", usageError{fmt.Errorf("--dir: not given, and no default $HOME/gpu_stats: %w", err)}
 	}
-	return filepath.Join(home, "gpu_stats")
+	return filepath.Join(home, "gpu_stats"), nil
 }
 
+// parseRunArgs reads the flags of "usagelog run".
 func parseRunArgs(args []string) (*runOptions, error) {
 	o := &runOptions{}
 	fs := newFlagSet("run")
-	fs.StringVar(&o.dir, "dir", defaultDir(), "")
+	fs.StringVar(&o.dir, "dir", "", "")
 	fs.DurationVar(&o.interval, "interval", 5*time.Minute, "")
 	fs.DurationVar(&o.tick, "tick", time.Second, "")
 	fs.StringVar(&o.simulate, "simulate", "", "")
@@ -125,9 +184,11 @@ func parseRunArgs(args []string) (*runOptions, error) {
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
+	var err error
+	if o.dir, err = logDir(fs, o.dir); err != nil {
+		return nil, err
+	}
 	switch {
-	case o.dir == "":
-		return nil, usageError{errors.New("--dir: $HOME is not set; name a directory")}
 	case o.tick < time.Second || o.tick > time.Minute || o.tick%time.Second != 0:
 		// Rows are stamped in whole seconds: with whole-second ticks, two
 		// intervals (each at least a tick) never share a Timestamp.
@@ -140,11 +201,12 @@ func parseRunArgs(args []string) (*runOptions, error) {
 	return o, nil
 }
 
+// parseReportArgs reads the flags of "usagelog report".
 func parseReportArgs(args []string) (*reportOptions, error) {
 	o := &reportOptions{}
 	var quota string
 	fs := newFlagSet("report")
-	fs.StringVar(&o.dir, "dir", defaultDir(), "")
+	fs.StringVar(&o.dir, "dir", "", "")
 	fs.StringVar(&o.from, "from", "", "")
 	fs.StringVar(&o.to, "to", "", "")
 	fs.StringVar(&quota, "quota", "", "")
@@ -153,13 +215,13 @@ func parseReportArgs(args []string) (*reportOptions, error) {
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
-	if o.dir == "" {
-		return nil, usageError{errors.New("--dir: $HOME is not set; name a directory")}
+	var err error
+	if o.dir, err = logDir(fs, o.dir); err != nil {
+		return nil, err
 	}
 	if o.legacyRow <= 0 {
 		return nil, usageError{fmt.Errorf("--legacy-row %v: want a positive duration", o.legacyRow)}
 	}
-	var err error
 	if o.quotas, err = parseQuotas(quota); err != nil {
 		return nil, usageError{err}
 	}

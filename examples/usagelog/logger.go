@@ -17,9 +17,12 @@ type logConfig struct {
 	dir      string
 	interval time.Duration // between rows
 	tick     time.Duration // the accumulator's
-	clock    nvgo.Clock
-	loc      *time.Location // of the daily files' dates and the interval grid
-	log      *slog.Logger
+	// clock drives the sampling; nil means the Library's (nvgo.WithClock),
+	// which then reads the system time, as the system clock and a
+	// simulation's fleetclock.RealTime do. Tests pass a stepped clock.
+	clock nvgo.Clock
+	loc   *time.Location // of the daily files' dates and the interval grid
+	log   *slog.Logger
 
 	// ready, if set (tests), is called once the accumulator runs and the
 	// baseline is read.
@@ -56,13 +59,15 @@ func logUsage(ctx context.Context, lib *nvgo.Library, cfg logConfig) error {
 	}
 
 	if err := l.alignToTick(ctx); err != nil {
-		return nil // stopped before starting: nothing was measured
+		l.logStopped() // before starting: nothing was measured
+		return nil
 	}
 	// The sampler stops when ctx ends, or when logUsage returns early.
 	accCtx, stopAcc := context.WithCancel(ctx)
 	defer stopAcc()
 	acc, err := lib.StartAccumulator(accCtx, nvgo.AccumulatorConfig{Interval: l.tick, Clock: l.clock})
 	if errors.Is(err, context.Canceled) {
+		l.logStopped()
 		return nil
 	}
 	if err != nil {
@@ -102,29 +107,47 @@ func logUsage(ctx context.Context, lib *nvgo.Library, cfg logConfig) error {
 			return err
 		}
 	}
-	l.log.Info("stopped", "last_interval_end", l.resume.Last.Format(time.RFC3339))
+	l.logStopped()
 	return nil
 }
 
-// recover repairs torn last lines (a crash in the middle of a write) and
-// works out where the directory left off.
+// logStopped logs the stop and the end of the last interval in the log; a
+// log that has none (stopped before its first interval ended) says so
+// rather than show a zero time.
+func (l *logger) logStopped() {
+	if !l.resume.Known {
+		l.log.Info("stopped; no interval was completed", "dir", l.dir)
+		return
+	}
+	l.log.Info("stopped", "last_interval_end", l.resume.Last.Format(time.RFC3339))
+}
+
+// recover repairs the last lines of the files it appends to (see
+// repairTail) and works out where the directory left off.
 func (l *logger) recover() (resume, error) {
 	files, err := dataFiles(l.dir)
 	if err != nil {
 		return resume{}, err
 	}
-	repair := []string{filepath.Join(l.dir, gapsName)}
+	type repair struct {
+		path  string
+		whole func(string) bool
+	}
+	repairs := []repair{{filepath.Join(l.dir, gapsName), isWholeGap}}
 	if len(files) > 0 {
 		// Only the newest file is ever appended to.
-		repair = append(repair, files[len(files)-1].Path)
+		repairs = append(repairs, repair{files[len(files)-1].Path, isWholeRow})
 	}
-	for _, p := range repair {
-		cut, err := repairTail(p)
+	for _, r := range repairs {
+		done, err := repairTail(r.path, r.whole)
 		if err != nil {
-			return resume{}, fmt.Errorf("repair %s: %w", p, err)
+			return resume{}, fmt.Errorf("repair %s: %w", r.path, err)
 		}
-		if cut != nil {
-			l.log.Warn("cut a torn last line (a write interrupted by a crash)", "file", p, "bytes", len(cut), "cut", string(cut))
+		switch {
+		case done.Ended > 0:
+			l.log.Warn("ended a whole last line that lacked its newline; it is kept", "file", r.path, "bytes", done.Ended)
+		case done.Cut != nil:
+			l.log.Warn("cut a torn last line (a write interrupted by a crash) and kept it in a side file", "file", r.path, "side_file", done.Side, "bytes", len(done.Cut))
 		}
 	}
 	st, err := loadState(l.dir)
@@ -150,12 +173,16 @@ func (l *logger) recover() (resume, error) {
 // alignToTick waits for the next whole tick of the clock, so that ticks,
 // and thus interval ends, fall on round times.
 func (l *logger) alignToTick(ctx context.Context) error {
-	now := l.clock.Now()
+	clock := l.clock
+	if clock == nil {
+		clock = nvgo.SystemClock() // what the Library's clock reads
+	}
+	now := clock.Now()
 	wait := now.Truncate(l.tick).Add(l.tick).Sub(now)
 	if wait == l.tick {
 		return nil
 	}
-	t := l.clock.NewTimer(wait)
+	t := clock.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

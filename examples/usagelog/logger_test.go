@@ -370,6 +370,7 @@ func TestRestartReconcilesTheStateFileWithTheCSV(t *testing.T) {
 		wantGap    string // gaps.csv's row; "" for none
 		wantWarn   string // part of the log; "" for none
 		wantRows   []int64
+		wantTorn   string // 2025-01-01.csv.torn; "" for none
 	}{
 		{
 			name:     "a CSV ahead of the state (a crash between the writes) is kept and not written again",
@@ -394,12 +395,21 @@ func TestRestartReconcilesTheStateFileWithTheCSV(t *testing.T) {
 			wantRows: []int64{at(20 * time.Second), at(30 * time.Second)},
 		},
 		{
-			name:     "a torn last line is cut and logged, and the rows before it kept",
+			name:     "a torn last line is cut into the side file and logged, and the rows before it kept",
 			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n%d,?,1,0,", header, at(10*time.Second), at(20*time.Second)),
 			state:    stateJSON(at(10 * time.Second)),
 			wantGap:  fmt.Sprintf("%d,%d,15,not running", at(10*time.Second), at(25*time.Second)),
-			wantWarn: fmt.Sprintf(`cut a torn last line (a write interrupted by a crash)" file=%s/2025-01-01.csv bytes=17 cut=%d,?,1,0,`, "DIR", at(20*time.Second)),
+			wantWarn: `cut a torn last line (a write interrupted by a crash) and kept it in a side file" file=DIR/2025-01-01.csv side_file=DIR/2025-01-01.csv.torn bytes=17`,
 			wantRows: []int64{at(10 * time.Second), at(30 * time.Second)},
+			wantTorn: fmt.Sprintf("%d,?,1,0,\n", at(20*time.Second)),
+		},
+		{
+			name:     "a whole last row without its newline is kept, ended and counted as written",
+			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n%d,?,1,0,5", header, at(10*time.Second), at(20*time.Second)),
+			state:    stateJSON(at(10 * time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,5,not running", at(20*time.Second), at(25*time.Second)),
+			wantWarn: `ended a whole last line that lacked its newline; it is kept" file=DIR/2025-01-01.csv bytes=18`,
+			wantRows: []int64{at(10 * time.Second), at(20 * time.Second), at(30 * time.Second)},
 		},
 		{
 			name:     "a new directory has no gap",
@@ -437,6 +447,69 @@ func TestRestartReconcilesTheStateFileWithTheCSV(t *testing.T) {
 			}
 			if w := strings.ReplaceAll(tt.wantWarn, "DIR", dir); w != "" && !strings.Contains(r.log.String(), w) {
 				t.Errorf("the log has no %q:\n%s", w, r.log)
+			}
+			torn, err := os.ReadFile(filepath.Join(dir, "2025-01-01.csv"+tornSuffix))
+			if string(torn) != tt.wantTorn || (tt.wantTorn == "" && !os.IsNotExist(err)) {
+				t.Errorf("the side file = %q (%v), want %q", torn, err, tt.wantTorn)
+			}
+		})
+	}
+}
+
+func TestRestartsAppendEachTornLineToTheSideFile(t *testing.T) {
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+	must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))
+	dir := t.TempDir()
+	path := filepath.Join(dir, "2025-01-01.csv")
+	var want string
+	for i, torn := range []string{"1735689", "17356890"} {
+		b, err := os.ReadFile(path)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		writeFile(t, path, string(b)+torn) // as a crash mid-write leaves it
+		want += torn + "\n"
+		r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+		r.run(10 * time.Second)
+		r.stop()
+		if got := readFile(t, path+tornSuffix); got != want {
+			t.Errorf("after start %d the side file = %q, want %q", i+1, got, want)
+		}
+		if n := len(rowsIn(t, dir, "2025-01-01.csv")); n != i+1 {
+			t.Errorf("after start %d: %d rows, want %d", i+1, n, i+1)
+		}
+	}
+}
+
+func TestStopBeforeTheFirstIntervalLogsNoZeroTime(t *testing.T) {
+	tests := []struct {
+		name     string
+		state    string // the state file before the start; "" for none
+		wantStop string
+	}{
+		{name: "a new log says no interval was completed", wantStop: `msg="stopped; no interval was completed"`},
+		{
+			name:     "an old log names the end of its last interval",
+			state:    stateJSON(at(10 * time.Second)),
+			wantStop: `msg=stopped last_interval_end=` + time.Unix(at(10*time.Second), 0).UTC().Format(time.RFC3339),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.state != "" {
+				writeFile(t, filepath.Join(dir, stateName), tt.state)
+			}
+			fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+			fleet.Advance(25 * time.Second)
+			r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+			r.stop()
+			log := r.log.String()
+			if !strings.Contains(log, tt.wantStop) {
+				t.Errorf("the log has no %q:\n%s", tt.wantStop, log)
+			}
+			if strings.Contains(log, "0001-01-01") {
+				t.Errorf("the log shows a zero time:\n%s", log)
 			}
 		})
 	}

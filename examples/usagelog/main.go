@@ -21,10 +21,12 @@
 //
 // Each interval is one write(2) with O_APPEND, synced, then recorded in
 // DIR/usagelog.state (written to a temporary file, synced, renamed). At
-// start a torn last line is cut, the state file is reconciled with the
-// newest CSV row, and the time since the last interval written is recorded
-// in DIR/gaps.csv (Start,End,Seconds,Reason), so that nothing is lost or
-// written twice silently. SIGINT and SIGTERM write the interval in
+// start a last line without its newline is ended when it is a whole row,
+// or else cut off into a side file (DIR/DATE.csv.torn, appended to); the
+// state file is reconciled with the newest CSV row, and the time since the
+// last interval written is recorded in DIR/gaps.csv
+// (Start,End,Seconds,Reason), so that nothing is lost or written twice
+// silently. SIGINT and SIGTERM write the interval in
 // progress and exit 0.
 //
 // usagelog report sums the CSVs per user per day (busy GPU-hours, GPU-hours
@@ -49,6 +51,7 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/examples/internal/tool"
 )
 
 // Exit statuses.
@@ -58,6 +61,7 @@ const (
 	exitUsage = 2
 )
 
+// main runs the command, stopping "run" cleanly on SIGINT or SIGTERM.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	go func() {
@@ -81,13 +85,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "run":
 		o, err := parseRunArgs(args)
-		if code, done := argsDone(err, runUsage, stdout, stderr); done {
+		if code, done := argsDone(err, cmd, runUsage, stdout, stderr); done {
 			return code
 		}
 		return runLog(ctx, o, stderr)
 	case "report":
 		o, err := parseReportArgs(args)
-		if code, done := argsDone(err, reportUsage, stdout, stderr); done {
+		if code, done := argsDone(err, cmd, reportUsage, stdout, stderr); done {
 			return code
 		}
 		return runReport(o, stdout, stderr, time.Now())
@@ -100,32 +104,38 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case args[0] == "report":
 			fmt.Fprint(stdout, reportUsage)
 		default:
-			fmt.Fprintf(stderr, "usagelog: help: no command %q\n%s", args[0], mainUsage)
-			return exitUsage
+			return badUsage(stderr, "", fmt.Errorf("help: no command %q", args[0]))
 		}
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "usagelog: unknown command %q\n%s", cmd, mainUsage)
-	return exitUsage
+	return badUsage(stderr, "", fmt.Errorf("unknown command %q", cmd))
 }
 
+// isHelp reports whether arg asks for the help.
 func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
 
-// argsDone handles a parse result: help, or a bad argument with the usage.
-func argsDone(err error, help string, stdout, stderr io.Writer) (int, bool) {
-	var bad usageError
+// argsDone handles the result of parsing cmd's flags: the help (help) on
+// stdout, or a bad argument in one line.
+func argsDone(err error, cmd, help string, stdout, stderr io.Writer) (int, bool) {
 	switch {
 	case errors.Is(err, errHelp):
 		fmt.Fprint(stdout, help)
 		return exitOK, true
-	case errors.As(err, &bad):
-		fmt.Fprintf(stderr, "usagelog: %v\n\n%s", err, help)
-		return exitUsage, true
 	case err != nil:
-		fmt.Fprintf(stderr, "usagelog: %v\n", err)
-		return exitUsage, true
+		return badUsage(stderr, cmd, err), true
 	}
 	return 0, false
+}
+
+// badUsage reports a bad argument of cmd ("" for none) as the other tools
+// do: "usagelog: ERROR", then where the help is; exit status 2.
+func badUsage(stderr io.Writer, cmd string, err error) int {
+	help := "usagelog --help"
+	if cmd != "" {
+		help = "usagelog " + cmd + " --help"
+	}
+	fmt.Fprintf(stderr, "usagelog: %v\n(see %s)\n", err, help)
+	return exitUsage
 }
 
 // runLog is "usagelog run".
@@ -135,7 +145,8 @@ func runLog(ctx context.Context, o *runOptions, stderr io.Writer) int {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	lib, clock, err := open(o.simulate, log)
+	// A simulation's clock follows real time; its processes have owners.
+	lib, err := tool.Open(o.simulate, true, nvgo.WithLogger(log))
 	if err != nil {
 		fmt.Fprintf(stderr, "usagelog: %v\n", err)
 		return exitError
@@ -146,7 +157,7 @@ func runLog(ctx context.Context, o *runOptions, stderr io.Writer) int {
 	}
 	err = logUsage(ctx, lib, logConfig{
 		dir: o.dir, interval: o.interval, tick: o.tick,
-		clock: clock, loc: time.Local, log: log,
+		loc: time.Local, log: log,
 	})
 	if err != nil {
 		return driverFailure(stderr, err)
@@ -174,13 +185,11 @@ func runReport(o *reportOptions, stdout, stderr io.Writer, now time.Time) int {
 	}
 	from, to, err := reportRange(o, files, now)
 	if err != nil {
-		fmt.Fprintf(stderr, "usagelog: %v\n\n%s", err, reportUsage)
-		return exitUsage
+		return badUsage(stderr, "report", err)
 	}
 	days, err := daysBetween(from, to)
 	if err != nil {
-		fmt.Fprintf(stderr, "usagelog: %v\n\n%s", err, reportUsage)
-		return exitUsage
+		return badUsage(stderr, "report", err)
 	}
 	rows, err := readRows(files, from, to, warn)
 	if err != nil {

@@ -11,11 +11,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/examples/internal/tool"
 )
 
 func TestCommandLineExitStatuses(t *testing.T) {
@@ -32,7 +35,7 @@ func TestCommandLineExitStatuses(t *testing.T) {
 		{name: "run --help prints run's flags", args: []string{"run", "--help"}, wantCode: 0, wantStdout: "--interval DURATION"},
 		{name: "report -h prints report's flags", args: []string{"report", "-h"}, wantCode: 0, wantStdout: "--svg FILE"},
 		{name: "an unknown command", args: []string{"frobnicate"}, wantCode: 2, wantStderr: `unknown command "frobnicate"`},
-		{name: "an unknown flag shows the usage", args: []string{"run", "--bogus"}, wantCode: 2, wantStderr: "flag provided but not defined: -bogus\n\nusage: usagelog run"},
+		{name: "an unknown flag", args: []string{"run", "--bogus"}, wantCode: 2, wantStderr: "flag provided but not defined: -bogus"},
 		{name: "a flag of run alone means run", args: []string{"--interval", "0s", "--dir", dir}, wantCode: 2, wantStderr: "--interval 0s: want --tick (1s) to 24h"},
 		{name: "a tick of less than a second", args: []string{"run", "--tick", "500ms", "--dir", dir}, wantCode: 2, wantStderr: "--tick 500ms: want whole seconds"},
 		{name: "an interval that is not whole ticks", args: []string{"run", "--interval", "7s", "--tick", "2s", "--dir", dir}, wantCode: 2, wantStderr: "not a whole number of ticks"},
@@ -54,6 +57,89 @@ func TestCommandLineExitStatuses(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), tt.wantStderr) {
 				t.Errorf("stderr has no %q:\n%s", tt.wantStderr, stderr.String())
+			}
+		})
+	}
+}
+
+func TestBadArgumentsAreOneLineThatPointsToTheHelp(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "2025-01-01.csv"), header+"\n")
+	tests := []struct {
+		name     string
+		args     []string
+		wantErr  string // the whole error
+		wantHelp string // the command whose help it points to
+	}{
+		{"an unknown flag", []string{"run", "--bogus"}, "flag provided but not defined: -bogus", "usagelog run"},
+		{"an unknown flag of report", []string{"report", "--bogus"}, "flag provided but not defined: -bogus", "usagelog report"},
+		{"an unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`, "usagelog"},
+		{"help for an unknown command", []string{"help", "frobnicate"}, `help: no command "frobnicate"`, "usagelog"},
+		{"an empty --dir", []string{"run", "--dir", ""}, "--dir: empty directory name", "usagelog run"},
+		{"an empty --dir=", []string{"--dir="}, "--dir: empty directory name", "usagelog run"},
+		{"an empty --dir of report", []string{"report", "--dir", ""}, "--dir: empty directory name", "usagelog report"},
+		{
+			"a report range past the limit", []string{"report", "--dir", dir, "--from", "1900-01-01", "--to", "9999-12-31"},
+			"the range 1900-01-01 to 9999-12-31 is 2958464 days, and a report covers at most 3660 (about ten years): give a later --from or an earlier --to",
+			"usagelog report",
+		},
+		{
+			"a report range one day past the limit", []string{"report", "--dir", dir, "--from", "2020-01-01", "--to", "2030-01-08"},
+			"the range 2020-01-01 to 2030-01-08 is 3661 days, and a report covers at most 3660 (about ten years): give a later --from or an earlier --to",
+			"usagelog report",
+		},
+		{"a reversed report range", []string{"report", "--dir", dir, "--from", "2025-03-05", "--to", "2025-03-01"}, "--from 2025-03-05 is after --to 2025-03-01", "usagelog report"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, &stdout, &stderr)
+			want := "usagelog: " + tt.wantErr + "\n(see " + tt.wantHelp + " --help)\n"
+			if code != exitUsage || stderr.String() != want || stdout.Len() != 0 {
+				t.Errorf("run(%q) = %d, stderr %q, stdout %q; want %d, stderr %q and no stdout", tt.args, code, stderr.String(), stdout.String(), exitUsage, want)
+			}
+		})
+	}
+}
+
+func TestReportCoversTheDaysUpToTheLimit(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"report", "--dir", dir, "--from", "2020-01-01", "--to", "2030-01-07"}, &stdout, &stderr)
+	if code != exitOK {
+		t.Errorf("a report of %d days: exit status %d\n%s", maxDays, code, stderr.String())
+	}
+}
+
+func TestHelpListsEveryPresetAndTheReportLimit(t *testing.T) {
+	presets := tool.PresetNames()
+	if !slices.Contains(presets, "vgpu-h100") {
+		t.Fatalf("tool.PresetNames() = %q; the test expects vgpu-h100 among them", presets)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"run --help", []string{"run", "--help"}, presets},
+		{"help run", []string{"help", "run"}, presets},
+		{"report --help", []string{"report", "--help"}, []string{"at most 3660 days"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(context.Background(), tt.args, &stdout, &stderr); code != exitOK || stderr.Len() != 0 {
+				t.Fatalf("exit status %d, stderr %q; want 0 and none", code, stderr.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("the help has no %q:\n%s", w, stdout.String())
+				}
+			}
+			for _, line := range strings.Split(stdout.String(), "\n") {
+				if strings.HasPrefix(line, "  -") && utf8.RuneCountInString(line) > usageWidth {
+					t.Errorf("a flag's help is wider than %d: %q", usageWidth, line)
+				}
 			}
 		})
 	}
@@ -90,14 +176,15 @@ func TestSimulatedRunLogsTheFleetThenReports(t *testing.T) {
 		t.Fatalf("no daily CSV in %s: %v\n%s", dir, err, stderr.String())
 	}
 	// The dgx-h100 preset's busy GPUs 0-2 run one process each at a
-	// steady SM load; their PIDs have no host process.
-	wantUsage := map[int]string{4194401: "97", 4194402: "88", 4194403: "64"}
+	// steady SM load, with the host facts of a simulated user's process.
+	type want struct{ usage, user string }
+	wantRow := map[int]want{4194401: {"97", "alice"}, 4194402: {"88", "bob"}, 4194403: {"64", "carol"}}
 	n := 0
 	for _, f := range files {
 		for _, r := range rowsIn(t, dir, filepath.Base(f.Path)) {
 			n++
-			if got := formatNum(r.Usage); got != wantUsage[r.PID] || r.User != "?" {
-				t.Errorf("row %+v: usage %s, user %s; want %s, ?", r, got, r.User, wantUsage[r.PID])
+			if got := (want{formatNum(r.Usage), r.User}); got != wantRow[r.PID] {
+				t.Errorf("row %+v: usage and user %v; want %v", r, got, wantRow[r.PID])
 			}
 		}
 	}

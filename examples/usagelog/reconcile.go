@@ -49,6 +49,18 @@ func parseGap(line string) (gap, error) {
 	return g, nil
 }
 
+// isWholeGap reports whether line (without its "\n") is a whole row of
+// gaps.csv: one that parseGap reads, with all four fields and a Seconds
+// that agrees with Start and End, as formatGap writes it.
+func isWholeGap(line string) bool {
+	g, err := parseGap(line)
+	if err != nil {
+		return false
+	}
+	f := strings.Split(strings.TrimSuffix(line, "\r"), ",")
+	return len(f) == 4 && f[2] == strconv.FormatInt(g.End-g.Start, 10)
+}
+
 // resume is where a log directory left off.
 type resume struct {
 	// Last is the end of the last interval written; Known is false for a

@@ -181,20 +181,24 @@ func parseDay(s string, now time.Time) (string, error) {
 	return t.Format(dayLayout), nil
 }
 
-// maxDays bounds a report's range.
+// maxDays bounds a report's range, from and to included: ten years and
+// their leap days, and a table and a chart still of a readable size.
 const maxDays = 3660
 
 // daysBetween lists the days from..to, inclusive.
 func daysBetween(from, to string) ([]string, error) {
 	f, err1 := time.Parse(dayLayout, from)
 	t, err2 := time.Parse(dayLayout, to)
-	switch {
-	case err1 != nil || err2 != nil:
+	if err1 != nil || err2 != nil {
 		return nil, fmt.Errorf("bad range %s..%s", from, to)
-	case t.Before(f):
+	}
+	// In Unix seconds: a time.Duration overflows past 292 years.
+	n := (t.Unix()-f.Unix())/(24*60*60) + 1
+	switch {
+	case n < 1:
 		return nil, fmt.Errorf("--from %s is after --to %s", from, to)
-	case t.Sub(f) > maxDays*24*time.Hour:
-		return nil, fmt.Errorf("%s..%s: more than %d days", from, to, maxDays)
+	case n > maxDays:
+		return nil, fmt.Errorf("the range %s to %s is %d days, and a report covers at most %d (about ten years): give a later --from or an earlier --to", from, to, n, maxDays)
 	}
 	var days []string
 	for d := f; !d.After(t); d = d.AddDate(0, 0, 1) {

@@ -127,21 +127,43 @@ var errHeader = errors.New("header line")
 // those this version knows are ignored. "-" and "N/A" read as N/A, as do
 // empty fields.
 func parseRow(line string) (row, error) {
+	r, _, err := parseRowFields(line)
+	return r, err
+}
+
+// isWholeRow reports whether line (without its "\n") is a whole row: one
+// that parseRow reads, with every column this version writes, or the
+// original service's five with a GPU Usage. A row of this version cut short
+// after its fourth comma has lost fields (or its GPU Usage) and is not
+// whole.
+func isWholeRow(line string) bool {
+	_, rec, err := parseRowFields(line)
+	switch {
+	case err != nil:
+		return false
+	case len(rec) == colUsage+1:
+		return strings.TrimSpace(rec[colUsage]) != ""
+	}
+	return len(rec) >= numCols
+}
+
+// parseRowFields is parseRow, and the fields of the line.
+func parseRowFields(line string) (row, []string, error) {
 	line = strings.TrimSuffix(line, "\r")
 	if strings.HasPrefix(line, "Timestamp,") {
-		return row{}, errHeader
+		return row{}, nil, errHeader
 	}
 	if strings.ContainsAny(line, "\n\r") {
-		return row{}, errors.New("line break inside a row")
+		return row{}, nil, errors.New("line break inside a row")
 	}
 	cr := csv.NewReader(strings.NewReader(line))
 	cr.FieldsPerRecord = -1
 	rec, err := cr.Read()
 	if err != nil {
-		return row{}, fmt.Errorf("not CSV: %w", unwrapCSV(err))
+		return row{}, nil, fmt.Errorf("not CSV: %w", unwrapCSV(err))
 	}
 	if len(rec) < colUsage+1 {
-		return row{}, fmt.Errorf("%d fields, want at least %d", len(rec), colUsage+1)
+		return row{}, nil, fmt.Errorf("%d fields, want at least %d", len(rec), colUsage+1)
 	}
 	field := func(i int) string {
 		if i < len(rec) {
@@ -151,16 +173,16 @@ func parseRow(line string) (row, error) {
 	}
 	var r row
 	if r.Time, err = strconv.ParseInt(field(colTimestamp), 10, 64); err != nil || r.Time <= 0 {
-		return row{}, fmt.Errorf("bad Timestamp %q: want a positive integer", field(colTimestamp))
+		return row{}, nil, fmt.Errorf("bad Timestamp %q: want a positive integer", field(colTimestamp))
 	}
 	if r.User = oneLine(field(colUser)); r.User == "" {
 		r.User = unknownUser
 	}
 	if r.PID, err = strconv.Atoi(field(colPID)); err != nil || r.PID < 0 {
-		return row{}, fmt.Errorf("bad PID %q: want a non-negative integer", field(colPID))
+		return row{}, nil, fmt.Errorf("bad PID %q: want a non-negative integer", field(colPID))
 	}
 	if r.GPU, err = strconv.Atoi(field(colGPU)); err != nil || r.GPU < 0 {
-		return row{}, fmt.Errorf("bad GPU Number %q: want a non-negative integer", field(colGPU))
+		return row{}, nil, fmt.Errorf("bad GPU Number %q: want a non-negative integer", field(colGPU))
 	}
 	nums := []struct {
 		col  int
@@ -176,11 +198,11 @@ func parseRow(line string) (row, error) {
 	}
 	for _, n := range nums {
 		if *n.dst, err = parseNum(field(n.col), n.max); err != nil {
-			return row{}, fmt.Errorf("bad %s %q: %w", n.name, field(n.col), err)
+			return row{}, nil, fmt.Errorf("bad %s %q: %w", n.name, field(n.col), err)
 		}
 	}
 	r.UUID = oneLine(field(colUUID))
-	return r, nil
+	return r, rec, nil
 }
 
 // parseNum reads a number in [0, max], or N/A.

@@ -65,9 +65,9 @@ func dataFiles(dir string) ([]dataFile, error) {
 }
 
 // appendLines appends data (whole lines) to path in one write(2) with
-// O_APPEND, preceded by head when the file is new or empty, and syncs it to
-// disk, so that a crash leaves either all the lines or a torn last line
-// that repairTail cuts.
+// O_APPEND, preceded by head (unless "") when the file is new or empty, and
+// syncs it to disk, so that a crash leaves either all the lines or a torn
+// last line that repairTail cuts.
 func appendLines(path, head string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -78,7 +78,7 @@ func appendLines(path, head string, data []byte) error {
 		f.Close()
 		return err
 	}
-	if st.Size() == 0 {
+	if st.Size() == 0 && head != "" {
 		data = append([]byte(head+"\n"), data...)
 	}
 	if _, err := f.Write(data); err != nil {
@@ -98,34 +98,63 @@ func appendLines(path, head string, data []byte) error {
 	return nil
 }
 
-// repairTail cuts a torn last line (one without its "\n") off path and
-// returns what it cut; nothing when the file ends with "\n", is empty or
-// does not exist.
-func repairTail(path string) (cut []byte, err error) {
+// tornSuffix names the side file that keeps what repairTail cut off a file:
+// 2025-01-01.csv.torn beside 2025-01-01.csv. dataFiles does not list it.
+const tornSuffix = ".torn"
+
+// tailRepair is what repairTail did to the last line of a file.
+type tailRepair struct {
+	// Ended is the length of a whole last line that lacked only its "\n",
+	// which repairTail appended; 0 when there was none.
+	Ended int
+	// Cut is a torn last line that repairTail cut off; nil when none.
+	Cut []byte
+	// Side is the side file Cut was appended to ("" when nothing was cut).
+	Side string
+}
+
+// repairTail makes path end with a whole line. A last line without its
+// "\n" (a write interrupted by a crash, or a file written by another tool)
+// is kept, and the "\n" appended, when whole reports that it is a whole
+// record; otherwise it is appended, with a "\n", to the side file
+// path+".torn" (never overwritten), synced, and only then cut off path, so
+// that no byte is lost. A file that ends with "\n", is empty or does not
+// exist is left alone.
+func repairTail(path string, whole func(line string) bool) (tailRepair, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return tailRepair{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return tailRepair{}, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return tailRepair{}, err
 	}
 	keep, err := lastLineEnd(f, st.Size())
 	if err != nil || keep == st.Size() {
-		return nil, err
+		return tailRepair{}, err
 	}
-	cut = make([]byte, st.Size()-keep)
-	if _, err := f.ReadAt(cut, keep); err != nil {
-		return nil, err
+	tail := make([]byte, st.Size()-keep)
+	if _, err := f.ReadAt(tail, keep); err != nil {
+		return tailRepair{}, fmt.Errorf("read the last line: %w", err)
+	}
+	if whole(string(tail)) {
+		if _, err := f.WriteAt([]byte("\n"), st.Size()); err != nil {
+			return tailRepair{}, fmt.Errorf("end the last line: %w", err)
+		}
+		return tailRepair{Ended: len(tail)}, f.Sync()
+	}
+	side := path + tornSuffix
+	if err := appendLines(side, "", append(tail, '\n')); err != nil {
+		return tailRepair{}, fmt.Errorf("keep the torn line in %s: %w", side, err)
 	}
 	if err := f.Truncate(keep); err != nil {
-		return nil, err
+		return tailRepair{}, fmt.Errorf("cut the torn line: %w", err)
 	}
-	return cut, f.Sync()
+	return tailRepair{Cut: tail, Side: side}, f.Sync()
 }
 
 // lastLineEnd returns the offset just after the last "\n" in the first size
