@@ -1,0 +1,216 @@
+//go:build cgo && linux
+
+package main
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/examples/internal/tool"
+	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/fakegpu/fakehost"
+	"github.com/nvgo/nvgo/fakegpu/fleetclock"
+)
+
+// cpuTime is this process's CPU time, user and system, every thread.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRefresh is one refresh of the monitor on its real path: 8 GPUs
+// with 64 real processes each (512 running `sleep`s behind the PIDs),
+// read through the drop-in libnvidia-ml.so.1 loaded in this process, at a
+// full 160×50 terminal. A refresh is the accumulator's tick, the snapshot,
+// the host's figures and drawing the screen; the fake driver's own work
+// (moving its clock, publishing its state) is left out. cpu-ms/refresh is
+// this process's CPU time over the refreshes, every thread; at 1 Hz, 10 ms
+// is 1% of one core.
+func BenchmarkRefresh(b *testing.B) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		b.Skip("no C compiler to build the drop-in libnvidia-ml.so.1")
+	}
+	fleet, err := fakegpu.Preset("dgx-h100")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 8; i++ {
+		g := fleet.GPU(i)
+		for _, p := range g.Processes() {
+			g.StopProcess(p.PID)
+		}
+		for j := 0; j < 64; j++ {
+			cmd := exec.Command("sleep", "3600")
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			if err := g.StartProcess(fakegpu.Process{PID: uint32(cmd.Process.Pid), UsedMemory: uint64(j+1) << 26, SM: uint32(j % 90)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir, err := fakegpu.CachedLibNVML(ctx, fakegpu.LibNVMLOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mirror, err := fakegpu.NewMirror(fleet, filepath.Join(b.TempDir(), "fleet.state"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mirror.Close()
+	b.Setenv(fakegpu.EnvFleet, mirror.Path())
+	clock := fleetclock.NewStepped(fleet)
+	lib, err := nvgo.Open(nvgo.WithNVML(nvml.New(nvml.WithLibraryPath(filepath.Join(dir, fakegpu.LibNVMLFile)))), nvgo.WithClock(clock))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lib.Close()
+	if err := lib.Available(); err != nil {
+		b.Fatal(err)
+	}
+	sel, err := tool.ChooseDevices(lib, nil, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := newSampler(ctx, lib, sel, time.Second, tool.ProcessFilter{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := &options{interval: time.Second, mode: "auto"}
+	m := newModel(ctx, s, hostSignaller{lib}, o)
+	m.width, m.height = 160, 50
+	// The fleet moves outside the clock (so that the mirror can be synced
+	// before the tick), so it moves only once the accumulator has armed its
+	// next timer: a timer armed after the move would fall a second late.
+	armed := func() {
+		for deadline := time.Now().Add(10 * time.Second); clock.Armed() == 0; {
+			if time.Now().After(deadline) {
+				b.Fatal("the accumulator armed no timer in 10 s")
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	refresh := func() {
+		armed()
+		fleet.Advance(time.Second)
+		if err := mirror.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		ch := s.acc.Updated()
+		clock.Advance(0) // fires the accumulator's due tick
+		<-ch
+		m.setFrame(s.read(ctx))
+		_ = m.render()
+	}
+	for i := 0; i < 3; i++ {
+		refresh()
+	}
+	if n := len(m.rows); n != 512 {
+		b.Fatalf("%d processes in the table; want 512", n)
+	}
+	var cpu time.Duration
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	allocs0 := ms.Mallocs
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		armed()
+		fleet.Advance(time.Second)
+		if err := mirror.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		ch := s.acc.Updated()
+		b.StartTimer()
+		c0 := cpuTime(b)
+		clock.Advance(0)
+		<-ch
+		m.setFrame(s.read(ctx))
+		_ = m.render()
+		cpu += cpuTime(b) - c0
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/refresh")
+	b.ReportMetric(float64(cpu)/float64(b.N)/float64(time.Second)*100, "%core-at-1Hz")
+	b.ReportMetric(float64(ms.Mallocs-allocs0)/float64(b.N), "allocs/refresh")
+}
+
+// BenchmarkMonitorDay is a day of 1 Hz refreshes on the Go fake (8 GPUs,
+// simulated processes with host facts), one process replaced by a new one
+// every 10 s: the monitor's history forgets the processes that left, so the
+// live heap stays flat. Run it with -benchtime 86400x for a day.
+func BenchmarkMonitorDay(b *testing.B) {
+	fleet, err := fakegpu.Preset("dgx-h100")
+	if err != nil {
+		b.Fatal(err)
+	}
+	clock := fleetclock.NewStepped(fleet)
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet), nvgo.WithHostSource(fakehost.New(fleet)), nvgo.WithClock(clock))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lib.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sel, _ := tool.ChooseDevices(lib, nil, false)
+	s, err := newSampler(ctx, lib, sel, time.Second, tool.ProcessFilter{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := newModel(ctx, s, hostSignaller{lib}, &options{interval: time.Second, mode: "auto", noColor: true})
+	m.width, m.height = 160, 50
+	nextPID := uint32(4_300_000)
+	second := func(i int) {
+		if i%10 == 9 {
+			g := fleet.GPU(i / 10 % 8)
+			if ps := g.Processes(); len(ps) > 0 {
+				g.StopProcess(ps[0].PID)
+			}
+			nextPID++
+			g.StartProcess(fakegpu.Process{PID: nextPID, UsedMemory: 1 << 30, SM: 50,
+				Host: &fakegpu.Host{User: "dan", Command: []string{"python3", "job.py"}, CPU: 90, Memory: 2 << 30}})
+		}
+		ch := s.acc.Updated()
+		clock.Advance(time.Second)
+		<-ch
+		m.setFrame(s.read(ctx))
+		_ = m.render()
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	// The history fills historyLen refreshes before it is full.
+	for i := 0; i < historyLen+100; i++ {
+		second(i)
+	}
+	start := heap()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		second(historyLen + 100 + i)
+	}
+	b.StopTimer()
+	end := heap()
+	b.ReportMetric(float64(start)/1024, "heap-start-KiB")
+	b.ReportMetric(float64(end)/1024, "heap-end-KiB")
+	b.ReportMetric((float64(end)-float64(start))/float64(b.N), "heap-growth-B/refresh")
+	b.ReportMetric(float64(len(m.hist.procs)), "processes-in-history")
+}
