@@ -58,31 +58,7 @@ func simulateHelp() string {
 	if presets := tool.PresetNames(); len(presets) > 0 {
 		text = "serve a fake GPU fleet: " + strings.Join(presets, ", ") + ", or a scenario JSON file (see the README)"
 	}
-	return wrapOption("  --simulate NAME|FILE  ", text)
-}
-
-// usageWidth is the widest line of the usage.
-const usageWidth = 78
-
-// wrapOption formats an option's help: head, then text wrapped at spaces
-// into lines of at most usageWidth, continued under its first word.
-func wrapOption(head, text string) string {
-	indent := strings.Repeat(" ", len(head))
-	var b strings.Builder
-	line := head
-	for i, w := range strings.Fields(text) {
-		if i > 0 && len(line)+1+len(w) > usageWidth {
-			b.WriteString(line + "\n")
-			line = indent + w
-			continue
-		}
-		if i > 0 {
-			line += " "
-		}
-		line += w
-	}
-	b.WriteString(line)
-	return b.String()
+	return tool.WrapOption("  --simulate NAME|FILE  ", text)
 }
 
 // errHelp asks for the usage on stdout.

@@ -78,32 +78,7 @@ func simulateHelp() string {
 	if presets := tool.PresetNames(); len(presets) > 0 {
 		text = "use a fake GPU fleet: " + strings.Join(presets, ", ") + ", or a scenario JSON file; its clock follows real time"
 	}
-	return wrapOption("  --simulate NAME|FILE  ", text)
-}
-
-// usageWidth is the widest line of the flags' help: it fits a terminal of
-// 80 columns.
-const usageWidth = 79
-
-// wrapOption formats a flag's help: head, then text wrapped at spaces into
-// lines of at most usageWidth, continued under its first word.
-func wrapOption(head, text string) string {
-	indent := strings.Repeat(" ", len(head))
-	var b strings.Builder
-	line := head
-	for i, w := range strings.Fields(text) {
-		switch {
-		case i == 0:
-			line += w
-		case len(line)+1+len(w) > usageWidth:
-			b.WriteString(line + "\n")
-			line = indent + w
-		default:
-			line += " " + w
-		}
-	}
-	b.WriteString(line)
-	return b.String()
+	return tool.WrapOption("  --simulate NAME|FILE  ", text)
 }
 
 // errHelp asks for the help on stdout.

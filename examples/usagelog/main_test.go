@@ -137,8 +137,8 @@ func TestHelpListsEveryPresetAndTheReportLimit(t *testing.T) {
 				}
 			}
 			for _, line := range strings.Split(stdout.String(), "\n") {
-				if strings.HasPrefix(line, "  -") && utf8.RuneCountInString(line) > usageWidth {
-					t.Errorf("a flag's help is wider than %d: %q", usageWidth, line)
+				if strings.HasPrefix(line, "  -") && utf8.RuneCountInString(line) > tool.HelpWidth {
+					t.Errorf("a flag's help is wider than %d: %q", tool.HelpWidth, line)
 				}
 			}
 		})

@@ -144,3 +144,29 @@ var wideRunes = []struct{ lo, hi rune }{
 	{0x20000, 0x2fffd}, // CJK extensions B…F
 	{0x30000, 0x3fffd}, // CJK extensions G…
 }
+
+// HelpWidth is the widest line of a tool's --help: it fits an 80-column
+// terminal.
+const HelpWidth = 79
+
+// WrapOption formats one option of a --help: head (the option, padded to
+// the help's column), then text wrapped at spaces into lines of at most
+// HelpWidth columns, continued under the text's first word.
+func WrapOption(head, text string) string {
+	indent := strings.Repeat(" ", len(head))
+	var b strings.Builder
+	line := head
+	for i, w := range strings.Fields(text) {
+		switch {
+		case i == 0:
+			line += w
+		case len(line)+1+len(w) > HelpWidth:
+			b.WriteString(line + "\n")
+			line = indent + w
+		default:
+			line += " " + w
+		}
+	}
+	b.WriteString(line)
+	return b.String()
+}
