@@ -1,0 +1,298 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/examples/internal/tool"
+)
+
+// snapshotFields are what the exporter reads in one snapshot: every group
+// that a dcgm-exporter family or an nvgo family needs.
+const snapshotFields = nvgo.FieldMemory | nvgo.FieldUtilization | nvgo.FieldCodec | nvgo.FieldClocks |
+	nvgo.FieldTemperature | nvgo.FieldPower | nvgo.FieldPCIe | nvgo.FieldNVLink | nvgo.FieldECC |
+	nvgo.FieldMIGMode | nvgo.FieldProcesses | nvgo.FieldMIGDevices | nvgo.FieldFan
+
+// nodeView is the node as one read found it: the figures the metrics, the
+// node page and its JSON are made of. A nil number is N/A (no sample, never
+// 0).
+type nodeView struct {
+	Hostname string    `json:"hostname"`
+	Time     time.Time `json:"time"`
+	// Interval is how many seconds the utilization means cover (the time
+	// since this reader's previous read); 0 when the figures are the
+	// driver's last sample (the first read).
+	Interval float64   `json:"interval_seconds"`
+	Driver   string    `json:"driver_version"`
+	CUDA     string    `json:"cuda_version"`
+	GPUs     []gpuView `json:"gpus"`
+	// Err is set when the driver could not be read at all.
+	Err string `json:"error,omitempty"`
+	// Duration is how long the read took.
+	Duration time.Duration `json:"-"`
+}
+
+// gpuView is one GPU, or one MIG device of a GPU.
+type gpuView struct {
+	Index      int    `json:"index"`
+	UUID       string `json:"uuid"`
+	BusID      string `json:"pci_bus_id"`
+	Name       string `json:"name"`
+	DeviceFile string `json:"device"` // nvidiaN, from the minor number
+	MIGMode    string `json:"mig_mode"`
+	// MIGProfile and GPUInstanceID are set on a MIG device.
+	MIGProfile    string `json:"mig_profile,omitempty"`
+	GPUInstanceID *int   `json:"gpu_instance_id,omitempty"`
+	// Err says why the device could not be read (a GPU lost off the bus).
+	Err string `json:"error,omitempty"`
+
+	GPUUtil       *float64 `json:"gpu_utilization_percent"`
+	MemCopyUtil   *float64 `json:"memory_copy_utilization_percent"`
+	EncUtil       *float64 `json:"encoder_utilization_percent"`
+	DecUtil       *float64 `json:"decoder_utilization_percent"`
+	Averaged      bool     `json:"averaged"` // GPUUtil and MemCopyUtil are interval means
+	MemTotalMiB   *float64 `json:"memory_total_mib"`
+	MemUsedMiB    *float64 `json:"memory_used_mib"`
+	MemFreeMiB    *float64 `json:"memory_free_mib"`
+	MemReservMiB  *float64 `json:"memory_reserved_mib"`
+	TempC         *float64 `json:"temperature_celsius"`
+	FanPercent    *float64 `json:"fan_speed_percent"`
+	PowerW        *float64 `json:"power_watts"`
+	EnergyMJ      *float64 `json:"total_energy_millijoules"`
+	SMClockMHz    *float64 `json:"sm_clock_mhz"`
+	MemClockMHz   *float64 `json:"memory_clock_mhz"`
+	PCIeTXBps     *float64 `json:"pcie_tx_bytes_per_second"`
+	PCIeRXBps     *float64 `json:"pcie_rx_bytes_per_second"`
+	NVLinkTXBps   *float64 `json:"nvlink_tx_bytes_per_second"`
+	NVLinkRXBps   *float64 `json:"nvlink_rx_bytes_per_second"`
+	ECCUncorrectd *float64 `json:"volatile_uncorrected_ecc_errors"`
+
+	Processes []processView `json:"processes"`
+	Users     []userView    `json:"users"`
+	// ProcessesErr says why the process list could not be read; the GPU
+	// is then neither free nor busy.
+	ProcessesErr string    `json:"processes_error,omitempty"`
+	MIGs         []gpuView `json:"mig_devices,omitempty"`
+}
+
+// Free reports whether nobody uses the GPU: its process list, and those of
+// its MIG devices, were read and are empty (nvgpu's "available").
+func (g *gpuView) Free() bool {
+	if g.Err != "" || g.ProcessesErr != "" || len(g.Processes) > 0 {
+		return false
+	}
+	for i := range g.MIGs {
+		if !g.MIGs[i].Free() {
+			return false
+		}
+	}
+	return true
+}
+
+// processView is one process on a GPU.
+type processView struct {
+	PID     int        `json:"pid"`
+	User    string     `json:"user"`
+	Command string     `json:"command"` // the short name, never the command line
+	Type    string     `json:"type"`
+	MemMiB  *float64   `json:"gpu_memory_mib"`
+	SM      *float64   `json:"sm_utilization_percent"`
+	Started *time.Time `json:"started,omitempty"`
+}
+
+// userView is one user's share of a GPU.
+type userView struct {
+	User      string     `json:"user"`
+	Processes int        `json:"processes"`
+	MemMiB    float64    `json:"gpu_memory_mib"` // the known part
+	Since     *time.Time `json:"since,omitempty"`
+}
+
+// unknownUser names the owner of a process whose owner cannot be read.
+const unknownUser = "unknown"
+
+// reader reads nodeViews from a Library: the accumulator's means since this
+// cursor's previous read, one snapshot for the rest.
+type reader struct {
+	lib      *nvgo.Library
+	acc      *nvgo.Accumulator
+	hostname string
+	devices  []*nvgo.Device
+}
+
+// cursor is one consumer's place in the accumulator, so that the scrapes'
+// means are not cut short by a look at the page.
+type cursor struct {
+	mu   sync.Mutex
+	prev nvgo.Counters
+}
+
+// newReader starts the accumulator (it runs until ctx ends) over every GPU.
+func newReader(ctx context.Context, lib *nvgo.Library, hostname string, interval time.Duration) (*reader, error) {
+	sel, err := tool.ChooseDevices(lib, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Interval: interval, Devices: sel.Devices})
+	if err != nil {
+		return nil, err
+	}
+	return &reader{lib: lib, acc: acc, hostname: hostname, devices: sel.Devices}, nil
+}
+
+// read takes one view, with the means since c's previous read.
+func (r *reader) read(ctx context.Context, c *cursor) nodeView {
+	start := time.Now()
+	v := nodeView{Hostname: r.hostname, Time: start}
+	c.mu.Lock()
+	cur := r.acc.Counters()
+	iv, err := nvgo.Delta(c.prev, cur)
+	if err != nil {
+		iv = nvgo.Interval{}
+	}
+	c.prev = cur
+	c.mu.Unlock()
+	v.Interval = iv.Duration().Seconds()
+	snap, err := r.lib.Snapshot(ctx, nvgo.WithDevices(r.devices...), nvgo.WithFields(snapshotFields))
+	if err != nil {
+		v.Err = err.Error()
+		v.Duration = time.Since(start)
+		return v
+	}
+	v.Driver, v.CUDA = snap.DriverVersion, snap.CUDADriverVersion
+	means := make(map[string]*nvgo.GPUInterval, len(iv.GPUs))
+	for i := range iv.GPUs {
+		means[iv.GPUs[i].UUID] = &iv.GPUs[i]
+	}
+	for i := range snap.Devices {
+		ds := &snap.Devices[i]
+		g := gpuOf(ds, means[ds.UUID])
+		for j := range ds.MIGDevices {
+			g.MIGs = append(g.MIGs, gpuOf(&ds.MIGDevices[j], nil))
+		}
+		v.GPUs = append(v.GPUs, g)
+	}
+	v.Duration = time.Since(start)
+	return v
+}
+
+// gpuOf turns a device's snapshot into a view, with the interval's means of
+// mean when known.
+func gpuOf(ds *nvgo.DeviceSnapshot, mean *nvgo.GPUInterval) gpuView {
+	g := gpuView{Index: ds.Index, UUID: ds.UUID, Name: ds.Name.Or(""), BusID: ds.BusID.Or("")}
+	if ds.Err != nil {
+		g.Err = ds.Err.Error()
+		return g
+	}
+	if minor, ok := ds.MinorNumber.Get(); ok {
+		g.DeviceFile = fmt.Sprintf("nvidia%d", minor)
+	}
+	if m, ok := ds.MIGMode.Get(); ok {
+		g.MIGMode = "disabled"
+		if m {
+			g.MIGMode = "enabled"
+		}
+	}
+	if ds.MIGIndex != nil {
+		g.MIGProfile, g.GPUInstanceID = ds.MIGProfile, ds.GPUInstanceID
+	}
+	percent := func(p nvgo.Percent) float64 { return float64(p) }
+	mib := func(b nvgo.Bytes) float64 { return b.MiB() }
+	bps := func(k nvgo.KiBPerSecond) float64 { return float64(k) * 1024 }
+	mhz := func(m nvgo.MHz) float64 { return float64(m) }
+	g.GPUUtil, g.MemCopyUtil = num(ds.GPUUtilization, percent), num(ds.MemoryUtilization, percent)
+	if mean != nil && mean.Err == nil && !mean.GPUBusy.IsNA() {
+		g.GPUUtil, g.MemCopyUtil, g.Averaged = num(mean.GPUBusy, percent), num(mean.MemoryBusy, percent), true
+	}
+	g.EncUtil, g.DecUtil = num(ds.EncoderUtilization, percent), num(ds.DecoderUtilization, percent)
+	g.MemTotalMiB, g.MemUsedMiB = num(ds.MemoryTotal, mib), num(ds.MemoryUsed, mib)
+	g.MemFreeMiB, g.MemReservMiB = num(ds.MemoryFree, mib), num(ds.MemoryReserved, mib)
+	g.TempC = num(ds.Temperature, func(c nvgo.Celsius) float64 { return float64(c) })
+	g.FanPercent = num(ds.FanSpeed, percent)
+	g.PowerW = num(ds.PowerUsage, nvgo.MilliWatts.Watts)
+	g.EnergyMJ = num(ds.TotalEnergy, func(e nvgo.MilliJoules) float64 { return float64(e) })
+	g.SMClockMHz, g.MemClockMHz = num(ds.SMClock, mhz), num(ds.MemoryClock, mhz)
+	g.PCIeTXBps, g.PCIeRXBps = num(ds.PCIeTX, bps), num(ds.PCIeRX, bps)
+	g.NVLinkTXBps, g.NVLinkRXBps = num(ds.NVLinkTX, bps), num(ds.NVLinkRX, bps)
+	g.ECCUncorrectd = num(ds.VolatileUncorrectedECC, func(n uint64) float64 { return float64(n) })
+	if ds.ProcessesErr != nil {
+		g.ProcessesErr = ds.ProcessesErr.Error()
+	}
+	g.Processes = processesOf(ds.Processes, mean)
+	g.Users = usersOf(g.Processes)
+	return g
+}
+
+// processesOf turns a device's processes into views, in PID order, with
+// the interval's SM means where the accumulator saw the process.
+func processesOf(ps []nvgo.GpuProcessSnapshot, mean *nvgo.GPUInterval) []processView {
+	out := make([]processView, 0, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		pv := processView{
+			PID: p.PID, User: p.Username.Or(unknownUser), Command: p.Name.Or(""),
+			Type:   p.Type.String(),
+			MemMiB: num(p.GPUMemory, nvgo.Bytes.MiB),
+			SM:     num(p.GPUSMUtilization, func(x nvgo.Percent) float64 { return float64(x) }),
+		}
+		if pv.User == "" {
+			pv.User = unknownUser
+		}
+		if t, ok := p.CreateTime.Get(); ok {
+			pv.Started = &t
+		}
+		if mean != nil {
+			for j := range mean.Processes {
+				pi := &mean.Processes[j]
+				if pi.PID == p.PID && !pi.Exited {
+					if sm, ok := pi.SMUtilization.Get(); ok {
+						x := float64(sm)
+						pv.SM = &x
+					}
+					break
+				}
+			}
+		}
+		out = append(out, pv)
+	}
+	slices.SortFunc(out, func(a, b processView) int { return cmp.Compare(a.PID, b.PID) })
+	return out
+}
+
+// usersOf sums a GPU's processes per user, in user order.
+func usersOf(ps []processView) []userView {
+	var us []userView
+	for _, p := range ps {
+		i := slices.IndexFunc(us, func(u userView) bool { return u.User == p.User })
+		if i < 0 {
+			us = append(us, userView{User: p.User})
+			i = len(us) - 1
+		}
+		u := &us[i]
+		u.Processes++
+		if p.MemMiB != nil {
+			u.MemMiB += *p.MemMiB
+		}
+		if p.Started != nil && (u.Since == nil || p.Started.Before(*u.Since)) {
+			u.Since = p.Started
+		}
+	}
+	slices.SortFunc(us, func(a, b userView) int { return strings.Compare(a.User, b.User) })
+	return us
+}
+
+// num is v as a float64 through f, or nil when v is N/A.
+func num[T any](v nvgo.Value[T], f func(T) float64) *float64 {
+	x, ok := v.Get()
+	if !ok {
+		return nil
+	}
+	y := f(x)
+	return &y
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// pageRefresh is how often the pages reload themselves.
+const pageRefresh = 5
+
+// style is the pages' one stylesheet.
+const style = `
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fafafa}
+h1{font-size:1.3em;margin:0 0 .2em}
+.sub{color:#666;margin-bottom:1em}
+table{border-collapse:collapse;width:100%;background:#fff;margin-bottom:1.5em}
+th,td{border-bottom:1px solid #ddd;padding:.35em .6em;text-align:left;vertical-align:top}
+th{background:#f0f0f0;font-weight:600}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.free{color:#0a7d32;font-weight:600}.busy{color:#b35900;font-weight:600}.bad{color:#b00020;font-weight:600}
+.bar{display:inline-block;width:80px;height:.7em;background:#e5e5e5;margin-right:.4em;vertical-align:middle}
+.bar i{display:block;height:100%;background:#4a7bd0}
+code{font-size:.95em}
+`
+
+// funcs are the templates' helpers; every string goes through html/template,
+// which escapes it.
+var funcs = template.FuncMap{
+	"num": func(x *float64, digits int) string {
+		if x == nil {
+			return "N/A"
+		}
+		return fmt.Sprintf("%.*f", digits, *x)
+	},
+	"pct": func(x *float64) float64 {
+		if x == nil {
+			return 0
+		}
+		return math.Max(0, math.Min(100, *x))
+	},
+	"mib": func(x float64) string { return fmt.Sprintf("%.0f", x) },
+	"since": func(t *time.Time, now time.Time) string {
+		if t == nil {
+			return "N/A"
+		}
+		return ago(now.Sub(*t))
+	},
+	"pids": func(ps []processView) string {
+		s := make([]string, len(ps))
+		for i, p := range ps {
+			s[i] = fmt.Sprintf("%d %s (%s)", p.PID, p.Command, p.User)
+		}
+		return strings.Join(s, ", ")
+	},
+}
+
+// ago writes a duration as a person reads it: "45s", "12m", "3h 5m", "2d 4h".
+func ago(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
+}
+
+var nodePage = template.Must(template.New("node").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="{{.Refresh}}">
+<title>{{.V.Hostname}}: GPUs</title><style>` + style + `</style></head><body>
+<h1>{{.V.Hostname}}</h1>
+<div class="sub">{{.Free}} of {{len .V.GPUs}} GPUs free · driver {{.V.Driver}} · CUDA {{.V.CUDA}} · {{.V.Time.Format "2006-01-02 15:04:05 MST"}} ·
+{{if gt .V.Interval 0.0}}utilization: mean over the last {{printf "%.0f" .V.Interval}} s{{else}}utilization: the driver's last sample{{end}} · reloads every {{.Refresh}} s · <a href="api/node">JSON</a> · <a href="metrics">metrics</a></div>
+{{if .V.Err}}<p class="bad">The driver could not be read: {{.V.Err}}</p>{{end}}
+<table><tr><th>GPU</th><th>Model</th><th>State</th><th>Utilization</th><th>Memory (MiB)</th><th>Users</th><th>Since</th><th>Processes</th></tr>
+{{range .V.GPUs}}{{$g := .}}<tr>
+<td>{{.Index}}</td><td>{{.Name}}<br><code>{{.BusID}}</code></td>
+{{if .Err}}<td class="bad" colspan="6">{{.Err}}</td>{{else}}
+<td>{{if .Free}}<span class="free">free</span>{{else if .ProcessesErr}}<span class="bad">unknown</span>{{else}}<span class="busy">in use</span>{{end}}</td>
+<td><span class="bar"><i style="width:{{pct .GPUUtil}}%"></i></span>{{num .GPUUtil 0}} %</td>
+<td class="n">{{num .MemUsedMiB 0}} / {{num .MemTotalMiB 0}}</td>
+<td>{{range .Users}}{{.User}} ({{.Processes}}, {{mib .MemMiB}} MiB)<br>{{end}}</td>
+<td>{{range .Users}}{{since .Since $.V.Time}}<br>{{end}}</td>
+<td>{{pids .Processes}}{{range .MIGs}}<br>MIG {{.MIGProfile}}: {{pids .Processes}}{{end}}</td>{{end}}
+</tr>{{end}}</table>
+</body></html>
+`))
+
+// pages serves the node's page and its JSON.
+type pages struct {
+	r   *reader
+	cur cursor
+	log *slog.Logger
+}
+
+// view reads the node for a page.
+func (p *pages) view(r *http.Request) nodeView {
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	return p.r.read(ctx, &p.cur)
+}
+
+// node serves "/": the node's page.
+func (p *pages) node(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" {
+		http.NotFound(w, r)
+		return
+	}
+	v := p.view(r)
+	free := 0
+	for i := range v.GPUs {
+		if v.GPUs[i].Free() {
+			free++
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	err := nodePage.Execute(w, struct {
+		V       nodeView
+		Free    int
+		Refresh int
+	}{v, free, pageRefresh})
+	if err != nil {
+		p.log.Warn("node page", "err", err)
+	}
+}
+
+// nodeJSON serves "/api/node".
+func (p *pages) nodeJSON(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, p.log, p.view(r))
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w http.ResponseWriter, log *slog.Logger, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		log.Warn("writing JSON", "err", err)
+	}
+}
