@@ -259,7 +259,7 @@ var fleetPage = template.Must(template.New("fleet").Funcs(funcs).Parse(`<!DOCTYP
 <table><tr><th>GPU</th><th>Model</th><th>State</th><th>Utilization</th><th>Memory (MiB)</th><th>Users</th><th>Held for</th></tr>
 {{range .GPUs}}<tr><td>{{.Index}}</td><td>{{.Model}}</td>
 <td>{{if .Free}}<span class="free">free</span>{{else if .Processes}}<span class="busy">in use</span>{{else}}<span class="bad">unknown</span>{{end}}</td>
-<td><span class="bar"><i style="width:{{pct .Util}}%"></i></span>{{num .Util 0}} %</td>
+<td><span class="bar"><i style="width:{{pct .Util}}%"></i></span>{{percent .Util}}</td>
 <td class="n">{{num .MemUsedMiB 0}} / {{num .MemTotalMiB 0}}</td>
 <td>{{range .Users}}{{.User}} ({{printf "%.0f" .Processes}}, {{mib .MemMiB}} MiB)<br>{{end}}</td>
 <td>{{range .Users}}{{since .Since $.V.Time}}<br>{{end}}</td></tr>{{end}}</table>

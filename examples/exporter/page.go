@@ -45,6 +45,12 @@ var funcs = template.FuncMap{
 		}
 		return math.Max(0, math.Min(100, *x))
 	},
+	"percent": func(x *float64) string {
+		if x == nil {
+			return "N/A"
+		}
+		return fmt.Sprintf("%.0f %%", *x)
+	},
 	"mib": func(x float64) string { return fmt.Sprintf("%.0f", x) },
 	"since": func(t *time.Time, now time.Time) string {
 		if t == nil {
@@ -88,7 +94,7 @@ var nodePage = template.Must(template.New("node").Funcs(funcs).Parse(`<!DOCTYPE 
 <td>{{.Index}}</td><td>{{.Name}}<br><code>{{.BusID}}</code></td>
 {{if .Err}}<td class="bad" colspan="6">{{.Err}}</td>{{else}}
 <td>{{if .Free}}<span class="free">free</span>{{else if .ProcessesErr}}<span class="bad">unknown</span>{{else}}<span class="busy">in use</span>{{end}}</td>
-<td><span class="bar"><i style="width:{{pct .GPUUtil}}%"></i></span>{{num .GPUUtil 0}} %</td>
+<td><span class="bar"><i style="width:{{pct .GPUUtil}}%"></i></span>{{percent .GPUUtil}}</td>
 <td class="n">{{num .MemUsedMiB 0}} / {{num .MemTotalMiB 0}}</td>
 <td>{{range .Users}}{{.User}} ({{.Processes}}, {{mib .MemMiB}} MiB)<br>{{end}}</td>
 <td>{{range .Users}}{{since .Since $.V.Time}}<br>{{end}}</td>

@@ -88,8 +88,18 @@ func (d *Door) Env() []string {
 // RunMainIfAsked), as a client of the door.
 func (d *Door) Command(t testing.TB, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	cmd := Program(t, args...)
 	cmd.Env = append(d.Env(), envRunMain+"=1")
+	return cmd
+}
+
+// Program returns the test binary run as its program with args (see
+// RunMainIfAsked), in this process's environment: for a program that needs
+// no door, such as one on a simulated fleet.
+func Program(t testing.TB, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), envRunMain+"=1")
 	return cmd
 }
 
