@@ -31,7 +31,7 @@ options:
   -c, --compute            only compute processes
   -u, --user [NAME]        only processes of NAME (default: the current user)
   --pid PID [PID ...]      only these processes
-  --simulate NAME|FILE     use a fake GPU fleet: %s, or a scenario file
+%s
   -h, --help               show this help (inside the monitor: h or ?)
 
 exit status: 0 ok, 1 no usable NVIDIA driver or a bad scenario, 2 bad arguments
@@ -53,12 +53,13 @@ type options struct {
 // minInterval keeps the monitor from sampling faster than the driver does.
 const minInterval = 100 * time.Millisecond
 
+// usageText is the --help, its --simulate line listing tool.PresetNames.
 func usageText() string {
-	presets := strings.Join(tool.PresetNames(), ", ")
-	if presets == "" {
-		presets = "(needs a binary built with cgo)"
+	text := "use a fake GPU fleet (in a binary built with cgo only)"
+	if presets := tool.PresetNames(); len(presets) > 0 {
+		text = "use a fake GPU fleet: " + strings.Join(presets, ", ") + ", or a scenario file"
 	}
-	return fmt.Sprintf(usage, presets)
+	return fmt.Sprintf(usage, tool.WrapOption("  --simulate NAME|FILE     ", text))
 }
 
 // parseArgs reads nvitop-style flags, as examples/status does.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/examples/internal/tool"
 )
 
 var (
@@ -17,7 +18,7 @@ var (
 	errVersion = errors.New("version")
 )
 
-const usage = `usage: select [options] [-- COMMAND [ARG ...]]
+var usage = fmt.Sprintf(`usage: select [options] [-- COMMAND [ARG ...]]
 
 Select GPUs for a job, like nvitop's nvisel. Without a command, print the
 chosen devices (for CUDA_VISIBLE_DEVICES); with one, reserve them and run it.
@@ -67,8 +68,7 @@ command (after --):
                              selections take no lock but leave out reserved devices
 
 other:
-  --simulate NAME|FILE       use a fake GPU fleet: dgx-a100, dgx-h100, dgx-h200, dgx-b200,
-                             dgx-a100-mig, dgx-h100-mig, vgpu-h100, or a scenario JSON file
+%s
   -h, --help                 show this help
   -V, --version              show the version
 
@@ -78,7 +78,16 @@ exit status: 0 ok; 1 no usable NVIDIA driver or bad scenario; 2 bad arguments or
 NVML error; 3 CUDA's numbering cannot be decided (--inherit, --format index); 4 fewer
 devices than --min-count. With a command: its exit status (128+N if killed by signal N),
 126 if it cannot be executed, 127 if it is not found.
-`
+`, simulateHelp())
+
+// simulateHelp is the help of --simulate, listing tool.PresetNames.
+func simulateHelp() string {
+	text := "use a fake GPU fleet (in a binary built with cgo only)"
+	if presets := tool.PresetNames(); len(presets) > 0 {
+		text = "use a fake GPU fleet: " + strings.Join(presets, ", ") + ", or a scenario JSON file"
+	}
+	return tool.WrapOption("  --simulate NAME|FILE       ", text)
+}
 
 // options are the parsed flags.
 type options struct {

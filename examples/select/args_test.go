@@ -178,7 +178,8 @@ func TestHelpAndVersionGoToStdout(t *testing.T) {
 	}{
 		{"--help", "usage: select [options] [-- COMMAND [ARG ...]]"},
 		{"-h", "default: 10, as nvisel really"},
-		{"--help", "dgx-h100-mig, vgpu-h100, or a scenario JSON file"},
+		{"--help", "vgpu-h100, or a scenario JSON file"},
+		{"--help", "dgx-h100-mig,"},
 		{"--version", "select (nvgo"},
 	} {
 		t.Run(tt.arg+" prints "+tt.want, func(t *testing.T) {
