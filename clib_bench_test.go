@@ -18,6 +18,7 @@ import (
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/internal/cdoortest"
 )
 
 // The benchmarks here measure nvgo on its real path: built with cgo,
@@ -26,25 +27,6 @@ import (
 // behind the GPU PIDs, so every /proc read and every C call a real machine
 // costs is paid. They load the library into the test process: run them
 // after the tests (as go test does), which must not find a driver.
-
-// realProcesses starts n processes that sleep until the benchmark ends and
-// returns their PIDs.
-func realProcesses(b *testing.B, n int) []uint32 {
-	b.Helper()
-	pids := make([]uint32, n)
-	for i := range pids {
-		cmd := exec.Command("sleep", "3600")
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-		})
-		pids[i] = uint32(cmd.Process.Pid)
-	}
-	return pids
-}
 
 // clibFleet is a fake DGX H100 whose processes are real: the preset's
 // three busy GPUs with one process each (perGPU 0), or perGPU processes on
@@ -55,7 +37,7 @@ func clibFleet(b *testing.B, perGPU int) *fakegpu.Fleet {
 		b.Fatal(err)
 	}
 	if perGPU == 0 {
-		pids := realProcesses(b, 3)
+		pids := cdoortest.SleepingProcesses(b, 3)
 		for i := 0; i < 3; i++ {
 			g := fleet.GPU(i)
 			p := g.Processes()[0]
@@ -66,7 +48,7 @@ func clibFleet(b *testing.B, perGPU int) *fakegpu.Fleet {
 		return fleet
 	}
 	idle(fleet)
-	pids := realProcesses(b, 8*perGPU)
+	pids := cdoortest.SleepingProcesses(b, 8*perGPU)
 	for i := 0; i < 8; i++ {
 		g := fleet.GPU(i)
 		g.SetNVLink(18, 1<<30, 1<<30)
@@ -79,45 +61,6 @@ func clibFleet(b *testing.B, perGPU int) *fakegpu.Fleet {
 		}
 	}
 	return fleet
-}
-
-// openCLib serves fleet through the drop-in library loaded in this
-// process and opens a Library on it, as nvgo.Open() opens the driver's.
-func openCLib(b *testing.B, fleet *fakegpu.Fleet) (*nvgo.Library, *fakegpu.Mirror) {
-	b.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		b.Skip("no C compiler to build the drop-in libnvidia-ml.so.1")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	dir, err := fakegpu.CachedLibNVML(ctx, fakegpu.LibNVMLOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := fakegpu.NewMirror(fleet, filepath.Join(b.TempDir(), "fleet.state"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Close() })
-	b.Setenv(fakegpu.EnvFleet, m.Path()) // read at the first nvmlInit
-	lib, err := nvgo.Open(nvgo.WithNVML(nvml.New(nvml.WithLibraryPath(filepath.Join(dir, fakegpu.LibNVMLFile)))))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { lib.Close() })
-	if err := lib.Available(); err != nil {
-		b.Fatal(err)
-	}
-	return lib, m
-}
-
-// cpuTime is the CPU time this process has used, user and system.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkSnapshotCLibrary is BenchmarkSnapshot on the real path: the
@@ -147,7 +90,7 @@ func BenchmarkSnapshotCLibrary(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				fleet := clibFleet(b, procs)
-				lib, m := openCLib(b, fleet)
+				lib, m := cdoortest.InProcess(b, fleet)
 				ctx := context.Background()
 				opt := nvgo.WithFields(fc.fields)
 				floor := newFloor(b, fc.fields == nvgo.FieldsAll)
@@ -172,9 +115,9 @@ func BenchmarkSnapshotCLibrary(b *testing.B) {
 				measure := func(n int, snap func()) (calls uint64, cpu time.Duration) {
 					c0 := libCalls(b)
 					for i := 0; i < n; i++ {
-						cpu0 := cpuTime(b)
+						cpu0 := cdoortest.CPUTime(b)
 						snap()
-						cpu += cpuTime(b) - cpu0
+						cpu += cdoortest.CPUTime(b) - cpu0
 						b.StopTimer()
 						tick() // makes no call into the library
 						b.StartTimer()
@@ -344,7 +287,7 @@ func BenchmarkCLibraryCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	openCLib(b, fleet) // loads the library and serves the fleet
+	cdoortest.InProcess(b, fleet) // loads the library and serves the fleet
 	lib := nvml.New(nvml.WithLibraryPath(filepath.Join(mustCachedLib(b), fakegpu.LibNVMLFile)))
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		b.Fatal(ret)
@@ -382,7 +325,7 @@ func mustCachedLib(b *testing.B) string {
 func BenchmarkSnapshotCLibraryDay(b *testing.B) {
 	const perGPU, churnEvery, warmUp = 4, 10, 100
 	fleet := clibFleet(b, perGPU)
-	lib, m := openCLib(b, fleet)
+	lib, m := cdoortest.InProcess(b, fleet)
 	ctx := context.Background()
 	live := map[uint32]*exec.Cmd{} // the processes started here and running
 	b.Cleanup(func() {

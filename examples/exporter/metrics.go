@@ -93,7 +93,7 @@ func newCollector(r *reader, hostLabel string, perProcess bool, maxProcesses int
 	labels = nvgoLabels(hostLabel)
 	c.up = prometheus.NewDesc("nvgo_up", "1 when the exporter read the NVIDIA driver at this scrape, 0 when it could not.", host, nil)
 	c.duration = prometheus.NewDesc("nvgo_scrape_duration_seconds", "How long this scrape took to read the driver and the host's processes.", host, nil)
-	c.info = prometheus.NewDesc("nvgo_gpu_info", "Always 1: the GPU's driver version, CUDA driver version and MIG mode as labels.",
+	c.info = prometheus.NewDesc("nvgo_gpu_info", "Always 1: the GPU's model, driver version, CUDA driver version and MIG mode as labels.",
 		append(labels[:len(labels):len(labels)], "model_name", "driver_version", "cuda_version", "mig_mode"), nil)
 	c.processes = prometheus.NewDesc("nvgo_gpu_processes", "Processes on the GPU (with MIG, on the GPU and every MIG device); 0 means the GPU is free.", labels, nil)
 	user := append(labels[:len(labels):len(labels)], "user")

@@ -4,30 +4,17 @@ package main
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/examples/internal/tool"
 	"github.com/nvgo/nvgo/fakegpu"
 	"github.com/nvgo/nvgo/fakegpu/fakehost"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
+	"github.com/nvgo/nvgo/internal/cdoortest"
 )
-
-// cpuTime is this process's CPU time, user and system, every thread.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkRefresh is one refresh of the monitor on its real path: 8 GPUs
 // with 64 real processes each (512 running `sleep`s behind the PIDs),
@@ -38,50 +25,26 @@ func cpuTime(b *testing.B) time.Duration {
 // this process's CPU time over the refreshes, every thread; at 1 Hz, 10 ms
 // is 1% of one core.
 func BenchmarkRefresh(b *testing.B) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		b.Skip("no C compiler to build the drop-in libnvidia-ml.so.1")
-	}
 	fleet, err := fakegpu.Preset("dgx-h100")
 	if err != nil {
 		b.Fatal(err)
 	}
+	pids := cdoortest.SleepingProcesses(b, 8*64)
 	for i := 0; i < 8; i++ {
 		g := fleet.GPU(i)
 		for _, p := range g.Processes() {
 			g.StopProcess(p.PID)
 		}
 		for j := 0; j < 64; j++ {
-			cmd := exec.Command("sleep", "3600")
-			if err := cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			if err := g.StartProcess(fakegpu.Process{PID: uint32(cmd.Process.Pid), UsedMemory: uint64(j+1) << 26, SM: uint32(j % 90)}); err != nil {
+			if err := g.StartProcess(fakegpu.Process{PID: pids[i*64+j], UsedMemory: uint64(j+1) << 26, SM: uint32(j % 90)}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	dir, err := fakegpu.CachedLibNVML(ctx, fakegpu.LibNVMLOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	mirror, err := fakegpu.NewMirror(fleet, filepath.Join(b.TempDir(), "fleet.state"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer mirror.Close()
-	b.Setenv(fakegpu.EnvFleet, mirror.Path())
 	clock := fleetclock.NewStepped(fleet)
-	lib, err := nvgo.Open(nvgo.WithNVML(nvml.New(nvml.WithLibraryPath(filepath.Join(dir, fakegpu.LibNVMLFile)))), nvgo.WithClock(clock))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lib.Close()
-	if err := lib.Available(); err != nil {
-		b.Fatal(err)
-	}
+	lib, mirror := cdoortest.InProcess(b, fleet, nvgo.WithClock(clock))
 	sel, err := tool.ChooseDevices(lib, nil, false)
 	if err != nil {
 		b.Fatal(err)
@@ -136,12 +99,12 @@ func BenchmarkRefresh(b *testing.B) {
 		}
 		ch := s.acc.Updated()
 		b.StartTimer()
-		c0 := cpuTime(b)
+		c0 := cdoortest.CPUTime(b)
 		clock.Advance(0)
 		<-ch
 		m.setFrame(s.read(ctx))
 		_ = m.render()
-		cpu += cpuTime(b) - c0
+		cpu += cdoortest.CPUTime(b) - c0
 	}
 	b.StopTimer()
 	runtime.ReadMemStats(&ms)

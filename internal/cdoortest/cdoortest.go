@@ -16,9 +16,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
 )
 
@@ -112,4 +116,60 @@ func (d *Door) CallCounts(t testing.TB) fakegpu.LibNVMLCalls {
 		t.Fatalf("the library's call counts: %v", err)
 	}
 	return c
+}
+
+// SleepingProcesses starts n `sleep` processes, killed when the test ends,
+// and returns their PIDs: real processes to put behind a fake fleet's GPU
+// PIDs, so that nvgo reads their /proc files as on a GPU machine.
+func SleepingProcesses(t testing.TB, n int) []uint32 {
+	t.Helper()
+	pids := make([]uint32, n)
+	for i := range pids {
+		cmd := exec.Command("sleep", "3600")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		})
+		pids[i] = uint32(cmd.Process.Pid)
+	}
+	return pids
+}
+
+// InProcess serves fleet through the drop-in library loaded in this
+// process and opens a Library on it with opts, as nvgo.Open() opens the
+// driver's: the real cgo path, for benchmarks. Changes to the fleet reach
+// the library at the mirror's next Sync. A process can load one library
+// only, so a test binary calls it for one fleet at a time.
+func InProcess(t testing.TB, fleet *fakegpu.Fleet, opts ...nvgo.Option) (*nvgo.Library, *fakegpu.Mirror) {
+	t.Helper()
+	dir := Library(t, "current")
+	m, err := fakegpu.NewMirror(fleet, filepath.Join(t.TempDir(), "fleet.state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	t.Setenv(fakegpu.EnvFleet, m.Path()) // read at the first nvmlInit
+	opts = append([]nvgo.Option{nvgo.WithNVML(nvml.New(nvml.WithLibraryPath(filepath.Join(dir, fakegpu.LibNVMLFile))))}, opts...)
+	lib, err := nvgo.Open(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lib.Close() })
+	if err := lib.Available(); err != nil {
+		t.Fatal(err)
+	}
+	return lib, m
+}
+
+// CPUTime is the CPU time this process has used, user and system, every
+// thread.
+func CPUTime(t testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,0 +1,214 @@
+//go:build cgo && linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/nvgo/nvgo"
+	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/fakegpu/fakehost"
+	"github.com/nvgo/nvgo/fakegpu/fleetclock"
+	"github.com/nvgo/nvgo/internal/cdoortest"
+)
+
+// scrapeBench is a node of 8 GPUs with 16 real processes each (128
+// `sleep`s behind the PIDs), read through the drop-in libnvidia-ml.so.1
+// loaded in this process.
+type scrapeBench struct {
+	fleet  *fakegpu.Fleet
+	mirror *fakegpu.Mirror
+	clock  *fleetclock.Stepped
+	lib    *nvgo.Library
+	r      *reader
+}
+
+func newScrapeBench(b *testing.B) *scrapeBench {
+	fleet, err := fakegpu.Preset("dgx-h100")
+	if err != nil {
+		b.Fatal(err)
+	}
+	pids := cdoortest.SleepingProcesses(b, 8*16)
+	for i := 0; i < 8; i++ {
+		g := fleet.GPU(i)
+		for _, p := range g.Processes() {
+			g.StopProcess(p.PID)
+		}
+		for j := 0; j < 16; j++ {
+			if err := g.StartProcess(fakegpu.Process{PID: pids[i*16+j], UsedMemory: uint64(j+1) << 28, SM: uint32(j * 5)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	clock := fleetclock.NewStepped(fleet)
+	lib, mirror := cdoortest.InProcess(b, fleet, nvgo.WithClock(clock))
+	r, err := newReader(ctx, lib, "bench", time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &scrapeBench{fleet: fleet, mirror: mirror, clock: clock, lib: lib, r: r}
+}
+
+// second moves the driver and the accumulator on by a second, untimed.
+func (s *scrapeBench) second(b *testing.B) {
+	for deadline := time.Now().Add(10 * time.Second); s.clock.Armed() == 0; time.Sleep(100 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("the accumulator armed no timer in 10 s")
+		}
+	}
+	s.fleet.Advance(time.Second)
+	if err := s.mirror.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	ch := s.r.acc.Updated()
+	s.clock.Advance(0)
+	<-ch
+}
+
+// BenchmarkScrape is one scrape of /metrics on 8 GPUs × 128 real
+// processes, as Prometheus makes it: the means since the previous scrape,
+// a snapshot of the GPUs and their processes (with their /proc facts),
+// every series built and encoded as text. Beside it, the floor: the same
+// snapshot alone, the least any exporter built on nvgo must do. One second
+// of driver time (one accumulator tick, not counted) passes between
+// scrapes. cpu-ms/scrape is this process's CPU time, every thread.
+func BenchmarkScrape(b *testing.B) {
+	s := newScrapeBench(b)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newCollector(s.r, "hostname", false, 500))
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	scrape := func() int {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		if rec.Code != 200 {
+			b.Fatalf("scrape: %d %s", rec.Code, rec.Body)
+		}
+		return rec.Body.Len()
+	}
+	floor := func() {
+		if _, err := s.lib.Snapshot(context.Background(), nvgo.WithDevices(s.r.devices...), nvgo.WithFields(snapshotFields)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 3 {
+		s.second(b)
+		scrape()
+		floor()
+	}
+	measure := func(op func()) (cpu time.Duration, allocs uint64) {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		a0 := ms.Mallocs
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			s.second(b)
+			b.StartTimer()
+			c0 := cdoortest.CPUTime(b)
+			op()
+			cpu += cdoortest.CPUTime(b) - c0
+		}
+		runtime.ReadMemStats(&ms)
+		return cpu, ms.Mallocs - a0
+	}
+	var size int
+	b.ResetTimer()
+	cpu, allocs := measure(func() { size = scrape() })
+	b.StopTimer()
+	floorCPU, floorAllocs := measure(floor)
+	n := float64(b.N)
+	b.ReportMetric(float64(cpu.Microseconds())/1000/n, "cpu-ms/scrape")
+	b.ReportMetric(float64(allocs)/n, "allocs/scrape")
+	b.ReportMetric(float64(floorCPU.Microseconds())/1000/n, "floor-cpu-ms")
+	b.ReportMetric(float64(floorAllocs)/n, "floor-allocs")
+	b.ReportMetric(float64(cpu)/float64(floorCPU), "x-floor")
+	b.ReportMetric(float64(size), "bytes/scrape")
+}
+
+// rss is this process's resident set size, in bytes.
+func rss(b *testing.B) uint64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var size, resident uint64
+	if _, err := fmt.Sscan(string(data), &size, &resident); err != nil {
+		b.Fatal(err)
+	}
+	return resident * uint64(os.Getpagesize())
+}
+
+// BenchmarkScrapeMemory scrapes the Go fake (8 GPUs, simulated processes
+// with host facts, one replaced by a new PID every 10 scrapes) with one
+// driver second between scrapes: the heap and the RSS stay flat. Run it with
+// -benchtime 100000x for the issue's 100,000 scrapes.
+func BenchmarkScrapeMemory(b *testing.B) {
+	fleet, err := fakegpu.Preset("dgx-h100")
+	if err != nil {
+		b.Fatal(err)
+	}
+	clock := fleetclock.NewStepped(fleet)
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet), nvgo.WithHostSource(fakehost.New(fleet)), nvgo.WithClock(clock))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lib.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := newReader(ctx, lib, "bench", time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newCollector(r, "hostname", true, 500))
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	nextPID := uint32(4_300_000)
+	scrape := func(i int) {
+		if i%10 == 9 {
+			g := fleet.GPU(i / 10 % 8)
+			if ps := g.Processes(); len(ps) > 0 {
+				g.StopProcess(ps[0].PID)
+			}
+			nextPID++
+			g.StartProcess(fakegpu.Process{PID: nextPID, UsedMemory: 1 << 30, SM: 50,
+				Host: &fakegpu.Host{User: "dan", Command: []string{"python3", "job.py"}}})
+		}
+		ch := r.acc.Updated()
+		clock.Advance(time.Second)
+		<-ch
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	for i := range 200 {
+		scrape(i)
+	}
+	start, rss0 := heap(), rss(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		scrape(200 + i)
+	}
+	b.StopTimer()
+	end, rss1 := heap(), rss(b)
+	b.ReportMetric(float64(rss0)/1024, "rss-start-KiB")
+	b.ReportMetric(float64(rss1)/1024, "rss-end-KiB")
+	b.ReportMetric(float64(start)/1024, "heap-start-KiB")
+	b.ReportMetric(float64(end)/1024, "heap-end-KiB")
+	b.ReportMetric((float64(end)-float64(start))/float64(b.N), "heap-growth-B/scrape")
+}
