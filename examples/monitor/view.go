@@ -654,7 +654,8 @@ var helpKeys = [][2]string{
 	{"Home End  g G", "first or last process"},
 	{"mouse", "click selects, the wheel scrolls"},
 	{"Space", "tag or untag the selected process"},
-	{"o then a letter", "sort by p PID, u user, g GPU memory, s SM, c CPU, m host memory, t time, a command, n natural"},
+	{"o then a letter", "sort by p PID, u user, g GPU memory, s SM, c CPU, m host memory, t time,"},
+	{"", "a command, n natural (by GPU, then PID)"},
 	{",  .", "previous or next sort key"},
 	{"/", "reverse the order"},
 	{"c", "compute processes only (again: all)"},
@@ -662,7 +663,8 @@ var helpKeys = [][2]string{
 	{"t", "tree of the processes and their parents"},
 	{"Enter", "the selected process's figures over time"},
 	{"e", "the selected process's environment"},
-	{"I  T  K", "send SIGINT, SIGTERM or SIGKILL to the tagged processes, else the selected one, after y; only your own processes unless you are root, and never to a PID that now holds another process"},
+	{"I  T  K", "send SIGINT, SIGTERM or SIGKILL to the tagged, else the selected, processes after y"},
+	{"", "(only your own unless you are root; never to a PID that now holds another process)"},
 	{"Esc", "clear the message; on another screen: back"},
 }
 
