@@ -73,7 +73,7 @@ func clibFleet(b *testing.B, perGPU int) *fakegpu.Fleet {
 //
 // Beside each, in the same run, it measures the floor (floorSnapshot): the
 // same readings made straight through go-nvml with no logic, plus one read
-// of /proc/PID/stat and /proc/PID/statm per process. x-floor is nvgo's CPU
+// of /proc/PID/stat per process (a kept descriptor). x-floor is nvgo's CPU
 // per snapshot over the floor's.
 func BenchmarkSnapshotCLibrary(b *testing.B) {
 	for _, procs := range []int{0, 16} {
@@ -175,14 +175,16 @@ const gcEvery = 64
 
 // floor makes the least any library must do for a snapshot: each NVML
 // reading once, straight through go-nvml on handles looked up once, with
-// no logic around the calls, and one read of /proc/PID/stat and
-// /proc/PID/statm per process on a GPU.
+// no logic around the calls, and one pread of /proc/PID/stat per process
+// on a GPU, on a descriptor opened the first time (stat holds the state,
+// CPU times and RSS: one file, one system call).
 type floor struct {
 	b      *testing.B
 	all    bool // FieldsAll; else FieldsStatus
 	devs   []nvml.Device
 	cursor []uint64 // per-process utilization, per GPU
 	buf    []byte
+	stat   map[uint32]int // kept /proc/PID/stat descriptors
 }
 
 func newFloor(b *testing.B, all bool) *floor {
@@ -195,7 +197,12 @@ func newFloor(b *testing.B, all bool) *floor {
 	if ret != nvml.SUCCESS {
 		b.Fatal(ret)
 	}
-	f := &floor{b: b, all: all, cursor: make([]uint64, n), buf: make([]byte, 4096)}
+	f := &floor{b: b, all: all, cursor: make([]uint64, n), buf: make([]byte, 4096), stat: map[uint32]int{}}
+	b.Cleanup(func() {
+		for _, fd := range f.stat {
+			syscall.Close(fd)
+		}
+	})
 	for i := 0; i < n; i++ {
 		d, ret := lib.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
@@ -259,16 +266,19 @@ func (f *floor) snapshot() {
 	}
 }
 
-// readProc reads /proc/PID/stat and /proc/PID/statm: open, read, close.
+// readProc reads /proc/PID/stat afresh: one pread on the descriptor kept
+// for the process (opened at its first reading).
 func (f *floor) readProc(pid uint32) {
-	for _, name := range []string{"stat", "statm"} {
-		fd, err := syscall.Open("/proc/"+strconv.Itoa(int(pid))+"/"+name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	fd, ok := f.stat[pid]
+	if !ok {
+		var err error
+		fd, err = syscall.Open("/proc/"+strconv.Itoa(int(pid))+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 		if err != nil {
-			continue
+			return
 		}
-		syscall.Read(fd, f.buf)
-		syscall.Close(fd)
+		f.stat[pid] = fd
 	}
+	syscall.Pread(fd, f.buf, 0)
 }
 
 // libCalls is the total of the loaded library's call counts.

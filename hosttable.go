@@ -93,19 +93,64 @@ func (s *HostProcessSnapshot) setHostErr(r Reason, err error) {
 // those it no longer lists; a process no lister holds is forgotten, so the
 // table is as small as the process lists. It is safe for concurrent use.
 type hostProcessTable struct {
-	fs    *hostFS // where the processes are read
-	mu    sync.Mutex
-	byPID map[int32]*hostEntry
+	fs *hostFS // where the processes are read
+	// keepFiles: the processes are the real procfs's, whose stat files are
+	// kept open while the table holds the process (statFile).
+	keepFiles bool
+	mu        sync.Mutex
+	byPID     map[int32]*hostEntry
+	closed    bool // close was called: no more files are kept
 }
 
 // hostEntry is a process of the table and the listers that list it.
 type hostEntry struct {
 	p       *HostProcess
 	listers []any
+	// stat is the process's stat file kept open, or nil.
+	stat *statFile
 }
 
 func newHostProcessTable(fs *hostFS) *hostProcessTable {
-	return &hostProcessTable{fs: fs, byPID: make(map[int32]*hostEntry)}
+	_, procfs := fs.src.(procfsSource)
+	return &hostProcessTable{fs: fs, keepFiles: procfs, byPID: make(map[int32]*hostEntry)}
+}
+
+// readStat reads the stat of the process that holds id: through the stat
+// file kept for the process the table holds under id, which costs one
+// system call; else (none kept, or that process gone) by path. A stat read
+// by path is of whatever process now holds the PID; kept, when it is not
+// already, is a file opened for it (nil if none), for lookup to keep with
+// the entry or close.
+func (t *hostProcessTable) readStat(id int32, buf []byte) (b []byte, kept *statFile, err error) {
+	if !t.keepFiles {
+		b, err = t.fs.src.ReadFile(int(id), "stat", buf)
+		return b, nil, err
+	}
+	t.mu.Lock()
+	var sf *statFile
+	if e := t.byPID[id]; e != nil {
+		sf = e.stat
+	}
+	closed := t.closed
+	t.mu.Unlock()
+	if sf != nil {
+		if b, err := sf.read(buf); err == nil {
+			return b, nil, nil
+		}
+		// Gone (or closed under us): whoever holds the PID now is read by
+		// path; put or the release of the entry closes the old file.
+	}
+	if !closed {
+		if kept = openStatFile(id); kept != nil {
+			if b, err := kept.read(buf); err == nil {
+				return b, kept, nil
+			}
+			kept.close()
+			kept = nil
+		}
+	}
+	b, err = t.fs.src.ReadFile(int(id), "stat", buf)
+	return b, nil, err
 }
 
 // lookup returns the HostProcess for a PID that NVML reported, claimed by
@@ -134,15 +179,18 @@ func (t *hostProcessTable) lookup(pid int, lister any) (p *HostProcess, st procS
 	}
 	buf := statBufs.Get().(*[statBufSize]byte)
 	defer statBufs.Put(buf)
-	b, err := t.fs.src.ReadFile(pid, "stat", buf[:])
+	b, kept, err := t.readStat(id, buf[:])
 	if err == nil {
 		st, err = parseProcStat(b)
 	}
+	// A file opened for this read that no entry keeps is closed.
+	defer func() { kept.close() }()
 	t.mu.Lock()
 	old := t.byPID[id]
 	switch {
 	case err == nil && old != nil && old.p.unreadable == Available && !old.p.gone.Load() && old.p.startTicks == st.startTicks:
 		old.claim(lister)
+		t.keep(old, &kept)
 		t.mu.Unlock()
 		return old.p, st, true
 	case err == nil:
@@ -155,11 +203,12 @@ func (t *hostProcessTable) lookup(pid int, lister any) (p *HostProcess, st procS
 		defer t.mu.Unlock()
 		if e := t.byPID[id]; e != nil && e.p.unreadable == Available && !e.p.gone.Load() && e.p.startTicks == st.startTicks {
 			e.claim(lister) // another lookup of the same process was first
+			t.keep(e, &kept)
 			return e.p, st, true
 		}
 		p = t.fs.processFromStat(id, st)
 		p.name = name
-		t.put(id, p, lister)
+		t.keep(t.put(id, p, lister), &kept)
 		return p, st, true
 	case isNoSuchProcess(err):
 		defer t.mu.Unlock()
@@ -178,14 +227,37 @@ func (t *hostProcessTable) lookup(pid int, lister any) (p *HostProcess, st procS
 	}
 }
 
-// put stores p for id, claimed by lister; t.mu is held.
-func (t *hostProcessTable) put(id int32, p *HostProcess, lister any) {
+// put stores p for id, claimed by lister, in place of the process the
+// table held for id (whose kept file it closes); t.mu is held.
+func (t *hostProcessTable) put(id int32, p *HostProcess, lister any) *hostEntry {
 	e := &hostEntry{p: p}
 	if old := t.byPID[id]; old != nil {
 		e.listers = old.listers // the PID is listed by them still
+		old.stat.close()
 	}
 	e.claim(lister)
 	t.byPID[id] = e
+	return e
+}
+
+// keep makes *f, a stat file opened for e's process, the one e keeps,
+// unless e keeps one already or the table is closed; *f is then nil, so
+// that its opener does not close it. t.mu is held.
+func (t *hostProcessTable) keep(e *hostEntry, f **statFile) {
+	if *f != nil && e.stat == nil && !t.closed {
+		e.stat, *f = *f, nil
+	}
+}
+
+// close closes every kept file and keeps none from now on.
+func (t *hostProcessTable) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	for _, e := range t.byPID {
+		e.stat.close()
+		e.stat = nil
+	}
 }
 
 func (e *hostEntry) claim(lister any) {
@@ -220,6 +292,7 @@ func (t *hostProcessTable) release(lister any, pids []int32) {
 			}
 		}
 		if len(e.listers) == 0 {
+			e.stat.close()
 			delete(t.byPID, pid)
 		}
 	}
@@ -230,8 +303,9 @@ func (t *hostProcessTable) release(lister any, pids []int32) {
 func (t *hostProcessTable) prune(alive map[int]struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for pid := range t.byPID {
+	for pid, e := range t.byPID {
 		if _, ok := alive[int(pid)]; !ok {
+			e.stat.close()
 			delete(t.byPID, pid)
 		}
 	}

@@ -163,6 +163,7 @@ func (l *Library) Close() error {
 	}
 	l.closed = true
 	l.shut.Store(true)
+	l.hosts.close()
 	if l.acquired {
 		l.acquired = false
 		l.backend.Release()

@@ -23,3 +23,16 @@ func readProcFile(buf []byte, pid int32, name string) ([]byte, error) {
 	}
 	return buf[:copy(buf, b)], nil
 }
+
+// statFile is a kept-open stat file (see the Linux version); elsewhere none
+// is kept and every stat is read by path.
+type statFile struct{}
+
+// openStatFile keeps no file open here.
+func openStatFile(pid int32) *statFile { return nil }
+
+// read is never called: openStatFile returns nil.
+func (f *statFile) read(buf []byte) ([]byte, error) { return nil, syscall.EBADF }
+
+// close does nothing.
+func (f *statFile) close() {}
