@@ -113,6 +113,9 @@ type model struct {
 
 	root bool   // signals may go to anyone's processes
 	me   string // the current user's name
+	// devLines caches the device table drawn for devKey (deviceLines).
+	devLines []string
+	devKey   deviceLinesKey
 }
 
 func newModel(ctx context.Context, src frameSource, sig signaller, o *options) *model {

@@ -173,9 +173,25 @@ func (m *model) viewMain() []string {
 	return append(lines, m.statusLine())
 }
 
-// deviceLines draws the device table, with bars and history beside it in
-// the full layout.
+// deviceLines is the device table, drawn once per frame and terminal size:
+// layout needs its height when a frame arrives, and the screen its lines.
 func (m *model) deviceLines() []string {
+	key := deviceLinesKey{frames: m.frames, width: m.width, height: m.height, mode: m.opts.mode}
+	if m.devLines == nil || m.devKey != key {
+		m.devLines, m.devKey = m.drawDeviceLines(), key
+	}
+	return m.devLines
+}
+
+// deviceLinesKey is what the device table depends on.
+type deviceLinesKey struct {
+	frames, width, height int
+	mode                  string
+}
+
+// drawDeviceLines draws the device table, with bars and history beside it
+// in the full layout.
+func (m *model) drawDeviceLines() []string {
 	if !m.full() {
 		return m.compactDeviceLines()
 	}
