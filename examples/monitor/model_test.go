@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -466,6 +467,9 @@ func TestMouse(t *testing.T) {
 // The screen fits any terminal, down to one cell, and never panics.
 func TestResizes(t *testing.T) {
 	r := presetRig(t, "dgx-h100-mig")
+	for range 30 { // history enough to fill the charts' columns in part
+		r.refresh()
+	}
 	for _, size := range [][2]int{{160, 50}, {200, 60}, {121, 40}, {80, 24}, {79, 24}, {60, 20}, {20, 5}, {1, 1}} {
 		r.resize(size[0], size[1])
 		for _, sc := range []screen{screenMain, screenTree, screenMetrics, screenEnv, screenHelp} {
@@ -479,6 +483,10 @@ func TestResizes(t *testing.T) {
 				t.Errorf("%dx%d screen %d: %d lines", size[0], size[1], sc, len(lines))
 			}
 			for i, l := range lines {
+				if !utf8.ValidString(l) {
+					t.Errorf("%dx%d screen %d line %d is not valid UTF-8 (a character cut): %q", size[0], size[1], sc, i, l)
+					break
+				}
 				if w := displayWidth(l); w > size[0] {
 					t.Errorf("%dx%d screen %d line %d is %d wide: %q", size[0], size[1], sc, i, w, l)
 					break
