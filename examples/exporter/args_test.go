@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nvgo/nvgo"
 )
 
 func TestBadArgumentsAreOneLineAndExit2(t *testing.T) {
@@ -103,4 +105,22 @@ func TestTheFleetPageSaysWhatPrometheusDidWrong(t *testing.T) {
 			t.Errorf("status %d, body %q; want 502 naming the failed query", rec.Code, rec.Body.String())
 		}
 	})
+}
+
+func TestWithoutADriverItSaysSoInOneLine(t *testing.T) {
+	if lib, err := nvgo.Open(); err == nil {
+		avail := lib.Available()
+		lib.Close()
+		if avail == nil {
+			t.Skip("an NVIDIA driver is here")
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"--listen", "127.0.0.1:0"}, &stdout, &stderr, nil)
+	if code != 1 || strings.Count(stderr.String(), "\n") != 1 || !strings.HasPrefix(stderr.String(), "exporter: no usable NVIDIA driver: ") {
+		t.Errorf("exit %d, stderr %q; want 1 and one line saying there is no usable driver", code, stderr.String())
+	}
+	if stdout.Len() > 0 {
+		t.Errorf("stdout %q; want nothing", stdout.String())
+	}
 }

@@ -229,10 +229,15 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 		}
 	}()
 
-	nodes := map[string]string{} // hostname → address
-	nodes["node-a"] = startExporter(t, cdoortest.Program(t, "--simulate", "dgx-h100", "--hostname", "node-a", "--listen", "127.0.0.1:0"))
-	nodes["node-b"] = startExporter(t, cdoortest.Program(t, "--simulate", "dgx-a100-mig", "--hostname", "node-b", "--listen", "127.0.0.1:0", "--per-process"))
-	nodes["node-c"] = startExporter(t, door.Command(t, "--hostname", "node-c", "--listen", "127.0.0.1:0"))
+	nodes := map[string]string{}        // hostname → address
+	exporters := map[string]*exec.Cmd{} // hostname → its process
+	for name, cmd := range map[string]*exec.Cmd{
+		"node-a": cdoortest.Program(t, "--simulate", "dgx-h100", "--hostname", "node-a", "--listen", "127.0.0.1:0"),
+		"node-b": cdoortest.Program(t, "--simulate", "dgx-a100-mig", "--hostname", "node-b", "--listen", "127.0.0.1:0", "--per-process"),
+		"node-c": door.Command(t, "--hostname", "node-c", "--listen", "127.0.0.1:0"),
+	} {
+		nodes[name], exporters[name] = startExporter(t, cmd), cmd
+	}
 	prom := startPrometheus(t, []string{nodes["node-a"], nodes["node-b"], nodes["node-c"]})
 	f := &fleet{prom: prom, client: &http.Client{Timeout: 10 * time.Second}}
 	waitFor(t, 90*time.Second, "Prometheus did not scrape the three exporters three times each", func() bool {
@@ -348,6 +353,29 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 				}
 			}
 			t.Logf("%s page: screenshot %s", p.name, shot)
+		}
+	})
+
+	t.Run("a node that stops is shown down, with its GPUs gone from the count", func(t *testing.T) {
+		stopped := exporters["node-a"]
+		stopped.Process.Signal(syscall.SIGTERM)
+		stopped.Wait()
+		var after fleetView
+		waitFor(t, 30*time.Second, "the fleet page did not show node-a down", func() bool {
+			after = fleetView{}
+			getJSON(t, "http://"+fleetAddr+"/api/fleet", &after)
+			for _, n := range after.Nodes {
+				if n.Hostname == nodes["node-a"] || n.Hostname == "node-a" {
+					return !n.Up
+				}
+			}
+			return false
+		})
+		if len(after.Nodes) != 3 {
+			t.Errorf("%d nodes after node-a stopped; want 3, one down", len(after.Nodes))
+		}
+		if after.GPUs != fv.GPUs-8 {
+			t.Errorf("%d GPUs after node-a stopped; want the other nodes' %d", after.GPUs, fv.GPUs-8)
 		}
 	})
 }
