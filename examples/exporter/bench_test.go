@@ -16,7 +16,6 @@ import (
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
-	"github.com/nvgo/nvgo/fakegpu/fakehost"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
 	"github.com/nvgo/nvgo/internal/cdoortest"
 )
@@ -157,12 +156,7 @@ func BenchmarkScrapeMemory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	clock := fleetclock.NewStepped(fleet)
-	lib, err := nvgo.Open(nvgo.WithNVML(fleet), nvgo.WithHostSource(fakehost.New(fleet)), nvgo.WithClock(clock))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lib.Close()
+	lib, clock := cdoortest.Simulated(b, fleet)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r, err := newReader(ctx, lib, "bench", time.Second)

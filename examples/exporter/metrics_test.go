@@ -22,10 +22,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
-	"github.com/nvgo/nvgo/fakegpu/fakehost"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
+	"github.com/nvgo/nvgo/internal/cdoortest"
 )
 
 // testNode is an exporter's reader on a preset fleet with a stepped clock.
@@ -47,12 +46,7 @@ func newTestNode(t *testing.T, preset string) *testNode {
 
 func newTestNodeOn(t *testing.T, fleet *fakegpu.Fleet) *testNode {
 	t.Helper()
-	clock := fleetclock.NewStepped(fleet)
-	lib, err := nvgo.Open(nvgo.WithNVML(fleet), nvgo.WithHostSource(fakehost.New(fleet)), nvgo.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lib.Close() })
+	lib, clock := cdoortest.Simulated(t, fleet)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	r, err := newReader(ctx, lib, "node-t", time.Second)

@@ -11,7 +11,6 @@ import (
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/examples/internal/tool"
 	"github.com/nvgo/nvgo/fakegpu"
-	"github.com/nvgo/nvgo/fakegpu/fakehost"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
 	"github.com/nvgo/nvgo/internal/cdoortest"
 )
@@ -122,12 +121,7 @@ func BenchmarkMonitorDay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	clock := fleetclock.NewStepped(fleet)
-	lib, err := nvgo.Open(nvgo.WithNVML(fleet), nvgo.WithHostSource(fakehost.New(fleet)), nvgo.WithClock(clock))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lib.Close()
+	lib, clock := cdoortest.Simulated(b, fleet)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sel, _ := tool.ChooseDevices(lib, nil, false)

@@ -19,8 +19,8 @@ import (
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/examples/internal/tool"
 	"github.com/nvgo/nvgo/fakegpu"
-	"github.com/nvgo/nvgo/fakegpu/fakehost"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
+	"github.com/nvgo/nvgo/internal/cdoortest"
 )
 
 // rig is a monitor on a simulated fleet, stepped by the test: frames are
@@ -54,12 +54,7 @@ func (r *recordingSignaller) host(k procKey) (*nvgo.HostProcess, error) { return
 
 func newRig(t *testing.T, fleet *fakegpu.Fleet, o *options) *rig {
 	t.Helper()
-	clock := fleetclock.NewStepped(fleet)
-	lib, err := nvgo.Open(nvgo.WithNVML(fleet), nvgo.WithHostSource(fakehost.New(fleet)), nvgo.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lib.Close() })
+	lib, clock := cdoortest.Simulated(t, fleet)
 	if o == nil {
 		o = &options{interval: time.Second, mode: "auto", noColor: true}
 	}

@@ -9,6 +9,11 @@
 // package's TestMain calls RunMainIfAsked), in a process whose
 // LD_LIBRARY_PATH finds the library. Each program runs in a process of its
 // own, since a process can load one libnvidia-ml.so.1 only.
+//
+// For benchmarks of the real path, InProcess loads the library into the
+// test process and SleepingProcesses puts real processes behind the GPU
+// PIDs; CPUTime measures them. Simulated is the in-process Go fake, for
+// tests that need no C door.
 package cdoortest
 
 import (
@@ -24,6 +29,8 @@ import (
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/fakegpu/fakehost"
+	"github.com/nvgo/nvgo/fakegpu/fleetclock"
 )
 
 // envRunMain asks a test binary to run as its program (RunMainIfAsked).
@@ -172,4 +179,20 @@ func CPUTime(t testing.TB) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Simulated opens a Library on fleet in process, the Go fake behind
+// nvml.Interface with the fleet's simulated host processes (fakehost), on
+// a stepped clock: the tests' and benchmarks' fleet when the C door is not
+// what they measure. The Library closes when the test ends.
+func Simulated(t testing.TB, fleet *fakegpu.Fleet, opts ...nvgo.Option) (*nvgo.Library, *fleetclock.Stepped) {
+	t.Helper()
+	clock := fleetclock.NewStepped(fleet)
+	opts = append([]nvgo.Option{nvgo.WithNVML(fleet), nvgo.WithHostSource(fakehost.New(fleet)), nvgo.WithClock(clock)}, opts...)
+	lib, err := nvgo.Open(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lib.Close() })
+	return lib, clock
 }
