@@ -670,8 +670,7 @@ var helpKeys = [][2]string{
 	{"Home End  g G", "first or last process"},
 	{"mouse", "click selects, the wheel scrolls"},
 	{"Space", "tag or untag the selected process"},
-	{"o then a letter", "sort by p PID, u user, g GPU memory, s SM, c CPU, m host memory, t time,"},
-	{"", "a command, n natural (by GPU, then PID)"},
+	{"o then a letter", "sort by p PID, u user, g GPU memory, s SM, c CPU, m host memory, t time, a command, n natural (by GPU, then PID)"},
 	{",  .", "previous or next sort key"},
 	{"/", "reverse the order"},
 	{"c", "compute processes only (again: all)"},
@@ -679,8 +678,7 @@ var helpKeys = [][2]string{
 	{"t", "tree of the processes and their parents"},
 	{"Enter", "the selected process's figures over time"},
 	{"e", "the selected process's environment"},
-	{"I  T  K", "send SIGINT, SIGTERM or SIGKILL to the tagged, else the selected, processes after y"},
-	{"", "(only your own unless you are root; never to a PID that now holds another process)"},
+	{"I  T  K", "send SIGINT, SIGTERM or SIGKILL to the tagged, else the selected, processes after y (only your own unless you are root; never to a PID that now holds another process)"},
 	{"Esc", "clear the message; on another screen: back"},
 }
 
@@ -690,8 +688,15 @@ func (m *model) viewHelp() []string {
 	lines := []string{m.titleLine("Help (q: back)")}
 	lines = append(lines, m.line(" Utilization and GPU memory are means over each refresh interval, from the"),
 		m.line(" driver's sample buffers (nvgo's accumulator), not one reading per refresh."), "")
+	textWidth := max(m.width-18, 20)
 	for _, k := range helpKeys {
-		lines = append(lines, " "+th.paint(th.accent, th.fit(k[0], 16))+" "+th.fit(k[1], max(m.width-18, 0)))
+		for i, text := range wrapWords(k[1], textWidth) {
+			key := ""
+			if i == 0 {
+				key = k[0]
+			}
+			lines = append(lines, " "+th.paint(th.accent, th.fit(key, 16))+" "+th.fit(text, max(m.width-18, 0)))
+		}
 	}
 	body := m.height - 1
 	if m.subScroll > 0 && len(lines) > body {
@@ -702,6 +707,25 @@ func (m *model) viewHelp() []string {
 		lines = append(lines, "")
 	}
 	return append(lines[:min(len(lines), max(m.height-1, 0))], m.statusLine())
+}
+
+// wrapWords breaks text at spaces into lines of at most width columns (a
+// word wider than width stands alone, to be cut).
+func wrapWords(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = w
+		case displayWidth(line)+1+displayWidth(w) > width:
+			lines = append(lines, line)
+			line = w
+		default:
+			line += " " + w
+		}
+	}
+	return append(lines, line)
 }
 
 // stripANSI removes SGR escape sequences.
