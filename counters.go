@@ -373,3 +373,30 @@ func memDelta(p, c MemoryCounter) Value[Bytes] {
 	}
 	return meanBytes(Some(s-p.SumKiB.Or(0)), c.Samples-p.Samples, c.Last)
 }
+
+// GPU returns the interval's averages of the GPU whose UUID is uuid, or nil
+// when the accumulator does not watch it.
+func (iv Interval) GPU(uuid string) *GPUInterval {
+	for i := range iv.GPUs {
+		if iv.GPUs[i].UUID == uuid {
+			return &iv.GPUs[i]
+		}
+	}
+	return nil
+}
+
+// Running returns the averages of the process with PID pid that still runs
+// on the GPU at the interval's end (not one that exited during it, whose PID
+// may be another's now), or nil when there is none. A nil g (a GPU the
+// interval lacks) has none.
+func (g *GPUInterval) Running(pid int) *ProcessInterval {
+	if g == nil {
+		return nil
+	}
+	for i := range g.Processes {
+		if p := &g.Processes[i]; p.PID == pid && !p.Exited {
+			return p
+		}
+	}
+	return nil
+}

@@ -76,7 +76,7 @@ func newCollector(r *reader, hostLabel string, perProcess bool, maxProcesses int
 	add("DCGM_FI_DEV_DEC_UTIL", "Decoder utilization (in %), over the driver's last sampling period.", gauge, func(g *gpuView) *float64 { return g.DecUtil })
 	add("DCGM_FI_DEV_FB_FREE", "Frame buffer memory free (in MiB).", gauge, func(g *gpuView) *float64 { return g.MemFreeMiB })
 	add("DCGM_FI_DEV_FB_USED", "Frame buffer memory used (in MiB).", gauge, func(g *gpuView) *float64 { return g.MemUsedMiB })
-	add("DCGM_FI_DEV_FB_RESERVED", "Frame buffer memory reserved by the driver (in MiB).", gauge, func(g *gpuView) *float64 { return g.MemReservMiB })
+	add("DCGM_FI_DEV_FB_RESERVED", "Frame buffer memory reserved by the driver (in MiB).", gauge, func(g *gpuView) *float64 { return g.MemReservedMiB })
 	add("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", gauge, func(g *gpuView) *float64 { return g.TempC })
 	add("DCGM_FI_DEV_FAN_SPEED", "Fan speed (in %); no sample on boards without a fan the driver reads.", gauge, func(g *gpuView) *float64 { return g.FanPercent })
 	add("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", gauge, func(g *gpuView) *float64 { return g.PowerW })
@@ -87,7 +87,7 @@ func newCollector(r *reader, hostLabel string, perProcess bool, maxProcesses int
 	add("DCGM_FI_PROF_PCIE_RX_BYTES", "PCIe receive throughput (in B/s), NVML's PCIe counter over its last 20 ms.", gauge, func(g *gpuView) *float64 { return g.PCIeRXBps })
 	add("DCGM_FI_PROF_NVLINK_TX_BYTES", "NVLink transmit throughput, all links (in B/s).", gauge, func(g *gpuView) *float64 { return g.NVLinkTXBps })
 	add("DCGM_FI_PROF_NVLINK_RX_BYTES", "NVLink receive throughput, all links (in B/s).", gauge, func(g *gpuView) *float64 { return g.NVLinkRXBps })
-	add("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Uncorrectable (double-bit) ECC errors since the driver was last reloaded.", counter, func(g *gpuView) *float64 { return g.ECCUncorrectd })
+	add("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Uncorrectable (double-bit) ECC errors since the driver was last reloaded.", counter, func(g *gpuView) *float64 { return g.ECCUncorrected })
 
 	host := []string{hostLabel}
 	labels = nvgoLabels(hostLabel)

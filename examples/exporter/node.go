@@ -52,26 +52,26 @@ type gpuView struct {
 	// Err says why the device could not be read (a GPU lost off the bus).
 	Err string `json:"error,omitempty"`
 
-	GPUUtil       *float64 `json:"gpu_utilization_percent"`
-	MemCopyUtil   *float64 `json:"memory_copy_utilization_percent"`
-	EncUtil       *float64 `json:"encoder_utilization_percent"`
-	DecUtil       *float64 `json:"decoder_utilization_percent"`
-	Averaged      bool     `json:"averaged"` // GPUUtil and MemCopyUtil are interval means
-	MemTotalMiB   *float64 `json:"memory_total_mib"`
-	MemUsedMiB    *float64 `json:"memory_used_mib"`
-	MemFreeMiB    *float64 `json:"memory_free_mib"`
-	MemReservMiB  *float64 `json:"memory_reserved_mib"`
-	TempC         *float64 `json:"temperature_celsius"`
-	FanPercent    *float64 `json:"fan_speed_percent"`
-	PowerW        *float64 `json:"power_watts"`
-	EnergyMJ      *float64 `json:"total_energy_millijoules"`
-	SMClockMHz    *float64 `json:"sm_clock_mhz"`
-	MemClockMHz   *float64 `json:"memory_clock_mhz"`
-	PCIeTXBps     *float64 `json:"pcie_tx_bytes_per_second"`
-	PCIeRXBps     *float64 `json:"pcie_rx_bytes_per_second"`
-	NVLinkTXBps   *float64 `json:"nvlink_tx_bytes_per_second"`
-	NVLinkRXBps   *float64 `json:"nvlink_rx_bytes_per_second"`
-	ECCUncorrectd *float64 `json:"volatile_uncorrected_ecc_errors"`
+	GPUUtil        *float64 `json:"gpu_utilization_percent"`
+	MemCopyUtil    *float64 `json:"memory_copy_utilization_percent"`
+	EncUtil        *float64 `json:"encoder_utilization_percent"`
+	DecUtil        *float64 `json:"decoder_utilization_percent"`
+	Averaged       bool     `json:"averaged"` // GPUUtil and MemCopyUtil are interval means
+	MemTotalMiB    *float64 `json:"memory_total_mib"`
+	MemUsedMiB     *float64 `json:"memory_used_mib"`
+	MemFreeMiB     *float64 `json:"memory_free_mib"`
+	MemReservedMiB *float64 `json:"memory_reserved_mib"`
+	TempC          *float64 `json:"temperature_celsius"`
+	FanPercent     *float64 `json:"fan_speed_percent"`
+	PowerW         *float64 `json:"power_watts"`
+	EnergyMJ       *float64 `json:"total_energy_millijoules"`
+	SMClockMHz     *float64 `json:"sm_clock_mhz"`
+	MemClockMHz    *float64 `json:"memory_clock_mhz"`
+	PCIeTXBps      *float64 `json:"pcie_tx_bytes_per_second"`
+	PCIeRXBps      *float64 `json:"pcie_rx_bytes_per_second"`
+	NVLinkTXBps    *float64 `json:"nvlink_tx_bytes_per_second"`
+	NVLinkRXBps    *float64 `json:"nvlink_rx_bytes_per_second"`
+	ECCUncorrected *float64 `json:"volatile_uncorrected_ecc_errors"`
 
 	Processes []processView `json:"processes"`
 	Users     []userView    `json:"users"`
@@ -166,13 +166,9 @@ func (r *reader) read(ctx context.Context, c *cursor) nodeView {
 		return v
 	}
 	v.Driver, v.CUDA = snap.DriverVersion, snap.CUDADriverVersion
-	means := make(map[string]*nvgo.GPUInterval, len(iv.GPUs))
-	for i := range iv.GPUs {
-		means[iv.GPUs[i].UUID] = &iv.GPUs[i]
-	}
 	for i := range snap.Devices {
 		ds := &snap.Devices[i]
-		g := gpuOf(ds, means[ds.UUID])
+		g := gpuOf(ds, iv.GPU(ds.UUID))
 		for j := range ds.MIGDevices {
 			g.MIGs = append(g.MIGs, gpuOf(&ds.MIGDevices[j], nil))
 		}
@@ -212,7 +208,7 @@ func gpuOf(ds *nvgo.DeviceSnapshot, mean *nvgo.GPUInterval) gpuView {
 	}
 	g.EncUtil, g.DecUtil = num(ds.EncoderUtilization, percent), num(ds.DecoderUtilization, percent)
 	g.MemTotalMiB, g.MemUsedMiB = num(ds.MemoryTotal, mib), num(ds.MemoryUsed, mib)
-	g.MemFreeMiB, g.MemReservMiB = num(ds.MemoryFree, mib), num(ds.MemoryReserved, mib)
+	g.MemFreeMiB, g.MemReservedMiB = num(ds.MemoryFree, mib), num(ds.MemoryReserved, mib)
 	g.TempC = num(ds.Temperature, func(c nvgo.Celsius) float64 { return float64(c) })
 	g.FanPercent = num(ds.FanSpeed, percent)
 	g.PowerW = num(ds.PowerUsage, nvgo.MilliWatts.Watts)
@@ -220,7 +216,7 @@ func gpuOf(ds *nvgo.DeviceSnapshot, mean *nvgo.GPUInterval) gpuView {
 	g.SMClockMHz, g.MemClockMHz = num(ds.SMClock, mhz), num(ds.MemoryClock, mhz)
 	g.PCIeTXBps, g.PCIeRXBps = num(ds.PCIeTX, bps), num(ds.PCIeRX, bps)
 	g.NVLinkTXBps, g.NVLinkRXBps = num(ds.NVLinkTX, bps), num(ds.NVLinkRX, bps)
-	g.ECCUncorrectd = num(ds.VolatileUncorrectedECC, func(n uint64) float64 { return float64(n) })
+	g.ECCUncorrected = num(ds.VolatileUncorrectedECC, func(n uint64) float64 { return float64(n) })
 	if ds.ProcessesErr != nil {
 		g.ProcessesErr = ds.ProcessesErr.Error()
 	}
@@ -247,17 +243,8 @@ func processesOf(ps []nvgo.GpuProcessSnapshot, mean *nvgo.GPUInterval) []process
 		if t, ok := p.CreateTime.Get(); ok {
 			pv.Started = &t
 		}
-		if mean != nil {
-			for j := range mean.Processes {
-				pi := &mean.Processes[j]
-				if pi.PID == p.PID && !pi.Exited {
-					if sm, ok := pi.SMUtilization.Get(); ok {
-						x := float64(sm)
-						pv.SM = &x
-					}
-					break
-				}
-			}
+		if pi := mean.Running(p.PID); pi != nil && !pi.SMUtilization.IsNA() {
+			pv.SM = num(pi.SMUtilization, func(x nvgo.Percent) float64 { return float64(x) })
 		}
 		out = append(out, pv)
 	}

@@ -135,17 +135,13 @@ func (s *sampler) read(ctx context.Context) frame {
 		return f
 	}
 	f.driver, f.cuda = snap.DriverVersion, snap.CUDADriverVersion
-	byUUID := map[string]*nvgo.GPUInterval{}
-	for i := range iv.GPUs {
-		byUUID[iv.GPUs[i].UUID] = &iv.GPUs[i]
-	}
 	for i, ds := range snap.Devices {
 		row := deviceRow{snap: ds, cudaIndex: -1}
 		if s.sel.CUDA != nil {
 			row.cudaIndex = s.sel.CUDA[i]
 		}
 		row.gpuUtil, row.memUtil = ds.GPUUtilization, ds.MemoryUtilization
-		g := byUUID[ds.UUID]
+		g := iv.GPU(ds.UUID)
 		if g != nil && ds.MIGIndex == nil && g.Err == nil && !g.GPUBusy.IsNA() {
 			row.gpuUtil, row.memUtil, row.averaged = g.GPUBusy, g.MemoryBusy, true
 		}
@@ -171,19 +167,14 @@ func (s *sampler) procRows(d *deviceRow, gpu int, ps []nvgo.GpuProcessSnapshot, 
 		}
 		r := procRow{device: d.label(), gpu: gpu, snap: p, sm: p.GPUSMUtilization, mem: p.GPUMemory,
 			key: procKey{pid: p.PID, created: p.CreateTime.Or(time.Time{})}}
-		if g != nil {
-			for _, pi := range g.Processes {
-				if pi.PID == p.PID && !pi.Exited {
-					if !pi.SMUtilization.IsNA() {
-						r.sm = pi.SMUtilization
-					}
-					if !pi.GPUMemory.IsNA() {
-						r.mem = pi.GPUMemory
-					}
-					r.averaged = true
-					break
-				}
+		if pi := g.Running(p.PID); pi != nil {
+			if !pi.SMUtilization.IsNA() {
+				r.sm = pi.SMUtilization
 			}
+			if !pi.GPUMemory.IsNA() {
+				r.mem = pi.GPUMemory
+			}
+			r.averaged = true
 		}
 		rows = append(rows, r)
 	}

@@ -1,0 +1,42 @@
+package nvgo_test
+
+import (
+	"testing"
+
+	"github.com/nvgo/nvgo"
+)
+
+func TestIntervalLookups(t *testing.T) {
+	iv := nvgo.Interval{GPUs: []nvgo.GPUInterval{
+		{UUID: "GPU-a", Processes: []nvgo.ProcessInterval{
+			{ProcessKey: nvgo.ProcessKey{PID: 10}, Exited: true},
+			{ProcessKey: nvgo.ProcessKey{PID: 10}},
+			{ProcessKey: nvgo.ProcessKey{PID: 11}, Exited: true},
+		}},
+		{UUID: "GPU-b"},
+	}}
+	if g := iv.GPU("GPU-b"); g != &iv.GPUs[1] {
+		t.Errorf("GPU(GPU-b) = %p; want the interval's own %p", g, &iv.GPUs[1])
+	}
+	if g := iv.GPU("GPU-c"); g != nil {
+		t.Errorf("GPU(GPU-c) = %+v; want nil for a GPU not watched", g)
+	}
+	g := iv.GPU("GPU-a")
+	tests := []struct {
+		pid  int
+		want *nvgo.ProcessInterval
+	}{
+		{10, &g.Processes[1]}, // the running one, not the one that exited with the same PID
+		{11, nil},             // exited during the interval
+		{12, nil},             // never seen
+	}
+	var none *nvgo.GPUInterval
+	if got := none.Running(10); got != nil {
+		t.Errorf("Running on a GPU the interval lacks = %+v; want nil", got)
+	}
+	for _, tt := range tests {
+		if got := g.Running(tt.pid); got != tt.want {
+			t.Errorf("Running(%d) = %p; want %p", tt.pid, got, tt.want)
+		}
+	}
+}
