@@ -47,18 +47,15 @@ func clibFleet(b *testing.B, perGPU int) *fakegpu.Fleet {
 		}
 		return fleet
 	}
-	idle(fleet)
-	pids := cdoortest.SleepingProcesses(b, 8*perGPU)
-	for i := 0; i < 8; i++ {
-		g := fleet.GPU(i)
-		g.SetNVLink(18, 1<<30, 1<<30)
-		for j := 0; j < perGPU; j++ {
-			typ := "C"
-			if j%8 == 7 {
-				typ = "C+G"
-			}
-			must(b, g.StartProcess(fakegpu.Process{PID: pids[i*perGPU+j], Type: typ, UsedMemory: uint64(j+1) * 256 * miB, SM: uint32(5 * j % 100), Mem: uint32(j)}))
+	cdoortest.RealProcesses(b, fleet, perGPU, func(_, j int) fakegpu.Process {
+		typ := "C"
+		if j%8 == 7 {
+			typ = "C+G"
 		}
+		return fakegpu.Process{Type: typ, UsedMemory: uint64(j+1) * 256 * miB, SM: uint32(5 * j % 100), Mem: uint32(j)}
+	})
+	for i := 0; i < fleet.Count(); i++ {
+		fleet.GPU(i).SetNVLink(18, 1<<30, 1<<30)
 	}
 	return fleet
 }

@@ -36,18 +36,9 @@ func newScrapeBench(b *testing.B) *scrapeBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	pids := cdoortest.SleepingProcesses(b, 8*16)
-	for i := 0; i < 8; i++ {
-		g := fleet.GPU(i)
-		for _, p := range g.Processes() {
-			g.StopProcess(p.PID)
-		}
-		for j := 0; j < 16; j++ {
-			if err := g.StartProcess(fakegpu.Process{PID: pids[i*16+j], UsedMemory: uint64(j+1) << 28, SM: uint32(j * 5)}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	cdoortest.RealProcesses(b, fleet, 16, func(_, j int) fakegpu.Process {
+		return fakegpu.Process{UsedMemory: uint64(j+1) << 28, SM: uint32(j * 5)}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	clock := fleetclock.NewStepped(fleet)

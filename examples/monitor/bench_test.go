@@ -28,18 +28,9 @@ func BenchmarkRefresh(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	pids := cdoortest.SleepingProcesses(b, 8*64)
-	for i := 0; i < 8; i++ {
-		g := fleet.GPU(i)
-		for _, p := range g.Processes() {
-			g.StopProcess(p.PID)
-		}
-		for j := 0; j < 64; j++ {
-			if err := g.StartProcess(fakegpu.Process{PID: pids[i*64+j], UsedMemory: uint64(j+1) << 26, SM: uint32(j % 90)}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	cdoortest.RealProcesses(b, fleet, 64, func(_, j int) fakegpu.Process {
+		return fakegpu.Process{UsedMemory: uint64(j+1) << 26, SM: uint32(j % 90)}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	clock := fleetclock.NewStepped(fleet)

@@ -196,3 +196,24 @@ func Simulated(t testing.TB, fleet *fakegpu.Fleet, opts ...nvgo.Option) (*nvgo.L
 	t.Cleanup(func() { lib.Close() })
 	return lib, clock
 }
+
+// RealProcesses puts perGPU real processes (SleepingProcesses) on every GPU
+// of fleet in place of the GPU's own: process j of GPU i is proc(i, j) with
+// its PID set to a sleeping process's.
+func RealProcesses(t testing.TB, fleet *fakegpu.Fleet, perGPU int, proc func(gpu, j int) fakegpu.Process) {
+	t.Helper()
+	pids := SleepingProcesses(t, fleet.Count()*perGPU)
+	for i := 0; i < fleet.Count(); i++ {
+		g := fleet.GPU(i)
+		for _, p := range g.Processes() {
+			g.StopProcess(p.PID)
+		}
+		for j := 0; j < perGPU; j++ {
+			p := proc(i, j)
+			p.PID = pids[i*perGPU+j]
+			if err := g.StartProcess(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
