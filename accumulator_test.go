@@ -15,6 +15,12 @@ import (
 )
 
 // accRig is an accumulator over a fake fleet on a fake clock.
+//
+// The fake processes of these tests have PIDs above Linux's PID_MAX_LIMIT
+// (2^22), as the presets' do: the accumulator reads every PID's host facts,
+// so a fake PID that a real process on the test machine happens to hold
+// would be read as that process (a real PID 900 once made the accounting
+// record look like an earlier process's, the fake clock being in 2025).
 type accRig struct {
 	t     *testing.T
 	fleet *fakegpu.Fleet
@@ -209,12 +215,12 @@ func TestAccumulatorDelta(t *testing.T) {
 	g0 := fleet.GPU(0)
 	busy := []uint32{10, 20, 30, 40, 50, 60}
 	g0.SetUtilization(busy[0], 0)
-	must(t, g0.StartProcess(fakegpu.Process{PID: 777, UsedMemory: 1 << 30, SM: 10}))
+	must(t, g0.StartProcess(fakegpu.Process{PID: 4300777, UsedMemory: 1 << 30, SM: 10}))
 	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
 	all := []nvgo.Counters{r.acc.Counters()}
 	for i := 1; i < len(busy); i++ {
 		g0.SetUtilization(busy[i], 0)
-		g0.SetProcessUtilization(777, busy[i], 0, 0, 0)
+		g0.SetProcessUtilization(4300777, busy[i], 0, 0, 0)
 		g0.SetMemoryUsed(uint64(i) << 30)
 		all = append(all, r.tick(time.Second))
 	}
@@ -242,7 +248,7 @@ func TestAccumulatorDelta(t *testing.T) {
 				t.Errorf("Delta(%d, %d): busy %v, want %v", from, to, got, want/float64(n))
 			}
 			if got := g.Processes[0].SMUtilization.Or(-1); float64(got) != want/float64(n) {
-				t.Errorf("Delta(%d, %d): pid 777 SM %v, want %v", from, to, got, want/float64(n))
+				t.Errorf("Delta(%d, %d): pid 4300777 SM %v, want %v", from, to, got, want/float64(n))
 			}
 		}
 	}
@@ -262,27 +268,27 @@ func TestAccumulatorDelta(t *testing.T) {
 func TestAccumulatorExitsAndPIDReuse(t *testing.T) {
 	fleet := twoH100()
 	g0 := fleet.GPU(0)
-	must(t, g0.StartProcess(fakegpu.Process{PID: 500, UsedMemory: 2 << 30, SM: 60}))
-	must(t, g0.StartProcess(fakegpu.Process{PID: 501, UsedMemory: 1 << 30, SM: 10}))
+	must(t, g0.StartProcess(fakegpu.Process{PID: 4300500, UsedMemory: 2 << 30, SM: 60}))
+	must(t, g0.StartProcess(fakegpu.Process{PID: 4300501, UsedMemory: 1 << 30, SM: 10}))
 	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
 	early := r.acc.NewReader()
 	defer early.Close()
 	r.tick(time.Second)
 	before := r.acc.Counters()
-	first := procOf(t, gpuOf(t, before, 0), 500)
+	first := procOf(t, gpuOf(t, before, 0), 4300500)
 
-	g0.StopProcess(500)
+	g0.StopProcess(4300500)
 	r.tick(time.Second)
 	late := r.acc.NewReader()
 	defer late.Close()
 
 	c := early.Read()
 	ex := gpuOf(t, c, 0).Exited
-	if len(ex) != 1 || ex[0].PID != 500 || !ex[0].Exited || ex[0].Samples != 2 || ex[0].Since != first.Since {
-		t.Fatalf("first read: exited %+v, want pid 500 once, with its 2 samples", ex)
+	if len(ex) != 1 || ex[0].PID != 4300500 || !ex[0].Exited || ex[0].Samples != 2 || ex[0].Since != first.Since {
+		t.Fatalf("first read: exited %+v, want pid 4300500 once, with its 2 samples", ex)
 	}
 	if got := sumOf(t, ex[0].SMUtilization.Sum); got != 120 {
-		t.Errorf("exited pid 500: SM sum %v, want 120", got)
+		t.Errorf("exited pid 4300500: SM sum %v, want 120", got)
 	}
 	for name, rd := range map[string]*nvgo.Reader{"early, again": early, "late": late} {
 		if ex := gpuOf(t, rd.Read(), 0).Exited; len(ex) != 0 {
@@ -293,24 +299,24 @@ func TestAccumulatorExitsAndPIDReuse(t *testing.T) {
 	must(t, err)
 	var sawExit bool
 	for _, p := range iv.GPUs[0].Processes {
-		if p.PID == 500 {
+		if p.PID == 4300500 {
 			sawExit = p.Exited && p.Samples == 0
 		}
 	}
 	if !sawExit {
-		t.Errorf("Delta over the exit: %+v, want pid 500 exited with no tick in the interval", iv.GPUs[0].Processes)
+		t.Errorf("Delta over the exit: %+v, want pid 4300500 exited with no tick in the interval", iv.GPUs[0].Processes)
 	}
 
-	// PID 500 comes back: new key, counters from zero.
-	must(t, g0.StartProcess(fakegpu.Process{PID: 500, UsedMemory: 3 << 30, SM: 5}))
+	// PID 4300500 comes back: new key, counters from zero.
+	must(t, g0.StartProcess(fakegpu.Process{PID: 4300500, UsedMemory: 3 << 30, SM: 5}))
 	c = r.tick(time.Second)
-	again := procOf(t, gpuOf(t, c, 0), 500)
+	again := procOf(t, gpuOf(t, c, 0), 4300500)
 	if again.Since == first.Since || again.Samples != 1 || sumOf(t, again.SMUtilization.Sum) != 5 {
-		t.Errorf("reused pid 500: since %v (old %v), samples %d, SM sum %v; want a new key, 1, 5",
+		t.Errorf("reused pid 4300500: since %v (old %v), samples %d, SM sum %v; want a new key, 1, 5",
 			again.Since, first.Since, again.Samples, again.SMUtilization.Sum)
 	}
-	if got := procOf(t, gpuOf(t, c, 0), 501).Samples; got != 4 {
-		t.Errorf("pid 501 samples = %d, want 4", got)
+	if got := procOf(t, gpuOf(t, c, 0), 4300501).Samples; got != 4 {
+		t.Errorf("pid 4300501 samples = %d, want 4", got)
 	}
 }
 
@@ -418,29 +424,29 @@ func TestAccumulatorAccounting(t *testing.T) {
 	fleet := twoH100()
 	g0 := fleet.GPU(0)
 	g0.SetAccountingMode(true)
-	must(t, g0.StartProcess(fakegpu.Process{PID: 900, UsedMemory: 1 << 30, SM: 40, Mem: 10}))
-	must(t, fleet.GPU(1).StartProcess(fakegpu.Process{PID: 901, UsedMemory: 1 << 30, SM: 40}))
+	must(t, g0.StartProcess(fakegpu.Process{PID: 4300900, UsedMemory: 1 << 30, SM: 40, Mem: 10}))
+	must(t, fleet.GPU(1).StartProcess(fakegpu.Process{PID: 4300901, UsedMemory: 1 << 30, SM: 40}))
 	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
 	rd := r.acc.NewReader()
 	defer rd.Close()
 	c := r.tick(time.Second)
-	a, ok := procOf(t, gpuOf(t, c, 0), 900).Accounting.Get()
+	a, ok := procOf(t, gpuOf(t, c, 0), 4300900).Accounting.Get()
 	if !ok || !a.Running || a.GPUUtilization != 40 || a.MemoryUtilization != 10 {
-		t.Errorf("running pid 900: accounting %+v (ok %v), want running at 40%% SM, 10%% memory", a, ok)
+		t.Errorf("running pid 4300900: accounting %+v (ok %v), want running at 40%% SM, 10%% memory", a, ok)
 	}
-	off := procOf(t, gpuOf(t, c, 1), 901).Accounting
+	off := procOf(t, gpuOf(t, c, 1), 4300901).Accounting
 	if off.Reason() != nvgo.NotSupported || !errors.Is(off.Err(), nvgo.ErrAccountingOff) {
-		t.Errorf("pid 901 on a GPU without accounting: %v (%v), want N/A wrapping ErrAccountingOff", off, off.Err())
+		t.Errorf("pid 4300901 on a GPU without accounting: %v (%v), want N/A wrapping ErrAccountingOff", off, off.Err())
 	}
-	g0.StopProcess(900)
+	g0.StopProcess(4300900)
 	r.tick(time.Second)
 	ex := gpuOf(t, rd.Read(), 0).Exited
 	if len(ex) != 1 {
-		t.Fatalf("exited = %v, want pid 900", ex)
+		t.Fatalf("exited = %v, want pid 4300900", ex)
 	}
 	a, ok = ex[0].Accounting.Get()
 	if rt, known := a.RunningTime.Get(); !ok || a.Running || !known || rt != time.Second {
-		t.Errorf("exited pid 900: final accounting %+v (ok %v), want not running, 1s", a, ok)
+		t.Errorf("exited pid 4300900: final accounting %+v (ok %v), want not running, 1s", a, ok)
 	}
 }
 

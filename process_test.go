@@ -46,10 +46,10 @@ func TestProcessTypesAndCGMemory(t *testing.T) {
 	lib, fleet := openFleet(t, "dgx-h100")
 	idle(fleet)
 	g := fleet.GPU(0)
-	must(t, g.StartProcess(fakegpu.Process{PID: 100001, Type: "C", UsedMemory: 512 * miB}))
-	must(t, g.StartProcess(fakegpu.Process{PID: 100002, Type: "G", UsedMemory: 8 * miB}))
-	must(t, g.StartProcess(fakegpu.Process{PID: 100003, Type: "C+G", UsedMemory: 1024 * miB}))
-	must(t, g.StartProcess(fakegpu.Process{PID: 100004, Type: "C", UsedMemory: fakegpu.NotAvailable}))
+	must(t, g.StartProcess(fakegpu.Process{PID: 4310001, Type: "C", UsedMemory: 512 * miB}))
+	must(t, g.StartProcess(fakegpu.Process{PID: 4310002, Type: "G", UsedMemory: 8 * miB}))
+	must(t, g.StartProcess(fakegpu.Process{PID: 4310003, Type: "C+G", UsedMemory: 1024 * miB}))
+	must(t, g.StartProcess(fakegpu.Process{PID: 4310004, Type: "C", UsedMemory: fakegpu.NotAvailable}))
 
 	got := map[int]nvgo.GpuProcessSnapshot{}
 	for _, p := range processes(t, lib, 0) {
@@ -62,10 +62,10 @@ func TestProcessTypesAndCGMemory(t *testing.T) {
 		memNA    bool
 		sameProc bool
 	}{
-		{pid: 100001, typ: "C", mem: "512.0MiB"},
-		{pid: 100002, typ: "G", mem: "8.00MiB"},
-		{pid: 100003, typ: "C+G", mem: "1024MiB"}, // the compute entry's memory, not the graphics one
-		{pid: 100004, typ: "C", memNA: true},      // all-ones from the driver is N/A, not 16 EiB
+		{pid: 4310001, typ: "C", mem: "512.0MiB"},
+		{pid: 4310002, typ: "G", mem: "8.00MiB"},
+		{pid: 4310003, typ: "C+G", mem: "1024MiB"}, // the compute entry's memory, not the graphics one
+		{pid: 4310004, typ: "C", memNA: true},      // all-ones from the driver is N/A, not 16 EiB
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ, func(t *testing.T) {
@@ -91,10 +91,10 @@ func TestProcessTypesAndCGMemory(t *testing.T) {
 		})
 	}
 	// Type is recomputed on every refresh: the process leaves the graphics list.
-	g.StopProcess(100003)
-	must(t, g.StartProcess(fakegpu.Process{PID: 100003, Type: "C", UsedMemory: 1024 * miB}))
+	g.StopProcess(4310003)
+	must(t, g.StartProcess(fakegpu.Process{PID: 4310003, Type: "C", UsedMemory: 1024 * miB}))
 	for _, p := range processes(t, lib, 0) {
-		if p.PID == 100003 && p.Type != nvgo.ProcessCompute {
+		if p.PID == 4310003 && p.Type != nvgo.ProcessCompute {
 			t.Errorf("type after leaving graphics = %v, want C", p.Type)
 		}
 	}
@@ -173,8 +173,8 @@ func TestProcessUtilizationCursor(t *testing.T) {
 	lib, fleet := openFleet(t, "dgx-h100")
 	idle(fleet)
 	g := fleet.GPU(0)
-	must(t, g.StartProcess(fakegpu.Process{PID: 200001, UsedMemory: miB, SM: 30, Mem: 5}))
-	must(t, g.StartProcess(fakegpu.Process{PID: 200002, UsedMemory: miB}))
+	must(t, g.StartProcess(fakegpu.Process{PID: 4320001, UsedMemory: miB, SM: 30, Mem: 5}))
+	must(t, g.StartProcess(fakegpu.Process{PID: 4320002, UsedMemory: miB}))
 	util := func() map[int]string {
 		m := map[int]string{}
 		for _, p := range processes(t, lib, 0) {
@@ -187,17 +187,17 @@ func TestProcessUtilizationCursor(t *testing.T) {
 		before func()
 		want   map[int]string
 	}{
-		{"first read takes the driver's buffer", func() {}, map[int]string{200001: "30%/5%", 200002: "0%/0%"}},
-		{"no newer sample (NOT_FOUND) keeps the last values", func() {}, map[int]string{200001: "30%/5%", 200002: "0%/0%"}},
+		{"first read takes the driver's buffer", func() {}, map[int]string{4320001: "30%/5%", 4320002: "0%/0%"}},
+		{"no newer sample (NOT_FOUND) keeps the last values", func() {}, map[int]string{4320001: "30%/5%", 4320002: "0%/0%"}},
 		{"a new sample is picked up", func() {
 			fleet.Advance(100 * time.Millisecond)
-			g.SetProcessUtilization(200002, 70, 20, 0, 0)
-		}, map[int]string{200001: "30%/5%", 200002: "70%/20%"}},
+			g.SetProcessUtilization(4320002, 70, 20, 0, 0)
+		}, map[int]string{4320001: "30%/5%", 4320002: "70%/20%"}},
 		{"a process whose newest sample is over a second older than the device's is idle", func() {
-			g.SetProcessUtilization(200001, 0, 0, 0, 0)
+			g.SetProcessUtilization(4320001, 0, 0, 0, 0)
 			fleet.Advance(1500 * time.Millisecond)
-			g.SetProcessUtilization(200002, 50, 10, 0, 0)
-		}, map[int]string{200001: "0%/0%", 200002: "50%/10%"}},
+			g.SetProcessUtilization(4320002, 50, 10, 0, 0)
+		}, map[int]string{4320001: "0%/0%", 4320002: "50%/10%"}},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -220,7 +220,7 @@ func TestProcessUtilizationUnsupportedIsNA(t *testing.T) {
 	idle(fleet)
 	g := fleet.GPU(0)
 	g.Unsupported("process_utilization")
-	must(t, g.StartProcess(fakegpu.Process{PID: 300001, UsedMemory: miB, SM: 30}))
+	must(t, g.StartProcess(fakegpu.Process{PID: 4330001, UsedMemory: miB, SM: 30}))
 	p := processes(t, lib, 0)[0]
 	if !p.GPUSMUtilization.IsNA() || p.GPUSMUtilization.Reason() != nvgo.NotSupported {
 		t.Errorf("SM utilization = %v (%v), want N/A not supported, never 0%%", p.GPUSMUtilization, p.GPUSMUtilization.Reason())
