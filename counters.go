@@ -285,6 +285,9 @@ func Delta(prev, cur Counters) (Interval, error) {
 	if zero {
 		iv.Start = cur.Start
 	}
+	if len(cur.GPUs) > 0 {
+		iv.GPUs = make([]GPUInterval, 0, len(cur.GPUs))
+	}
 	for _, g := range cur.GPUs {
 		p, _ := prev.GPU(g.Index)
 		iv.GPUs = append(iv.GPUs, gpuDelta(p, g))
@@ -301,6 +304,9 @@ func gpuDelta(p, c GPUCounters) GPUInterval {
 		MemoryUsed:  memDelta(p.MemoryUsed, c.MemoryUsed),
 		MemoryTotal: c.MemoryTotal,
 		Err:         c.Err,
+	}
+	if n := len(c.Processes) + len(c.Exited); n > 0 {
+		out.Processes = make([]ProcessInterval, 0, n)
 	}
 	before := make(map[ProcessKey]*ProcessCounters, len(p.Processes))
 	for i := range p.Processes {

@@ -56,6 +56,7 @@ type HostProcess struct {
 	name     string           // "" until read while the identity check passed
 	username string           // likewise
 	cmdline  []string         // the last command line read; nil until read
+	command  string           // cmdline joined by CommandJoin
 	cpu      processCPUSample // the previous CPUPercent reading
 }
 
@@ -387,8 +388,9 @@ func (p *HostProcess) Cmdline() Value[[]string] {
 	v := readHostValue(p, func() ([]string, error) { return p.files().cmdline(p.pid) },
 		func(args []string) bool { return len(args) == 0 })
 	if args, ok := v.Get(); ok {
+		command := CommandJoin(args)
 		p.mu.Lock()
-		p.cmdline = args
+		p.cmdline, p.command = args, command
 		p.mu.Unlock()
 	}
 	return v

@@ -38,7 +38,7 @@ func (p *HostProcess) snapshot(st procStat, fresh bool, now time.Time) HostProce
 	// Facts read once: from what the first reading cached, else read now
 	// (with their own identity check).
 	p.mu.Lock()
-	name, user, args := p.name, p.username, p.cmdline
+	name, user, args, command := p.name, p.username, p.cmdline, p.command
 	p.mu.Unlock()
 	if s.Name = Some(name); name == "" {
 		s.Name = p.Name()
@@ -49,12 +49,13 @@ func (p *HostProcess) snapshot(st procStat, fresh bool, now time.Time) HostProce
 	switch {
 	case st.isZombie():
 		s.Cmdline = NA[[]string](Zombie, p.zombieErr())
+		s.Command = Map(s.Cmdline, CommandJoin)
 	case args == nil:
 		s.Cmdline = p.Cmdline()
-	default:
-		s.Cmdline = Some(args)
+		s.Command = Map(s.Cmdline, CommandJoin)
+	default: // as cached, with its joined form
+		s.Cmdline, s.Command = Some(args), Some(command)
 	}
-	s.Command = Map(s.Cmdline, CommandJoin)
 	if s.Name.IsNA() {
 		s.setHostErr(s.Name.Reason(), s.Name.Err())
 	}
@@ -108,6 +109,13 @@ type hostEntry struct {
 	listers []any
 	// stat is the process's stat file kept open, or nil.
 	stat *statFile
+}
+
+// size is how many processes the table holds.
+func (t *hostProcessTable) size() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byPID)
 }
 
 func newHostProcessTable(fs *hostFS) *hostProcessTable {
@@ -349,6 +357,14 @@ type hostMemo struct {
 // Library's clock. A memo is used by one goroutine.
 func newHostMemo(stamp time.Time) *hostMemo {
 	return &hostMemo{now: time.Now(), stamp: stamp}
+}
+
+// reserve makes room for n processes, so that a snapshot of many
+// processes fills the memo without growing it step by step.
+func (m *hostMemo) reserve(n int) {
+	if m.m == nil && n > 0 {
+		m.m = make(map[*HostProcess]HostProcessSnapshot, n)
+	}
 }
 
 // get returns p's snapshot, taken from st when fresh (read at lookup).
