@@ -86,10 +86,10 @@ type model struct {
 	frames int
 	hist   *history
 
-	rows   []procRow // the process table, filtered and sorted
-	sel    int       // the selected row
-	selKey procKey   // the selected process, kept across refreshes
-	offset int       // the table's first visible row
+	rows   []*procRow // the process table, filtered and sorted: rows of frame.procs
+	sel    int        // the selected row
+	selKey procKey    // the selected process, kept across refreshes
+	offset int        // the table's first visible row
 	tags   map[procKey]bool
 
 	sortBy      sortKey
@@ -171,9 +171,15 @@ func (m *model) setFrame(f frame) {
 	if m.screen == screenTree {
 		m.buildTree()
 	}
-	for k := range m.tags {
-		if !slices.ContainsFunc(m.frame.procs, func(p procRow) bool { return p.key == k }) {
-			delete(m.tags, k) // a process gone is untagged
+	if len(m.tags) > 0 {
+		live := make(map[procKey]bool, len(m.frame.procs))
+		for i := range m.frame.procs {
+			live[m.frame.procs[i].key] = true
+		}
+		for k := range m.tags {
+			if !live[k] {
+				delete(m.tags, k) // a process gone is untagged
+			}
 		}
 	}
 }
@@ -182,7 +188,8 @@ func (m *model) setFrame(f frame) {
 // selection on the same process when it is still there.
 func (m *model) rebuildRows() {
 	m.rows = m.rows[:0]
-	for _, p := range m.frame.procs {
+	for i := range m.frame.procs {
+		p := &m.frame.procs[i]
 		if m.computeOnly && p.snap.Type&nvgo.ProcessCompute == 0 {
 			continue
 		}
@@ -203,7 +210,7 @@ func (m *model) rebuildRows() {
 }
 
 // less compares two rows by the sort key, then naturally.
-func (m *model) less(a, b procRow) int {
+func (m *model) less(a, b *procRow) int {
 	c := 0
 	switch m.sortBy {
 	case sortPID:
@@ -273,7 +280,7 @@ func (m *model) move(delta int) {
 // selected returns the selected process, if any.
 func (m *model) selected() (procRow, bool) {
 	if m.sel < len(m.rows) {
-		return m.rows[m.sel], true
+		return *m.rows[m.sel], true
 	}
 	return procRow{}, false
 }
@@ -421,7 +428,7 @@ func (m *model) targets() []procRow {
 	var out []procRow
 	for _, p := range m.rows {
 		if m.tags[p.key] && !slices.ContainsFunc(out, func(q procRow) bool { return q.key == p.key }) {
-			out = append(out, p)
+			out = append(out, *p)
 		}
 	}
 	if len(out) == 0 {

@@ -470,7 +470,7 @@ func TestResizes(t *testing.T) {
 		for _, sc := range []screen{screenMain, screenTree, screenMetrics, screenEnv, screenHelp} {
 			r.m.screen = sc
 			if sc == screenMetrics || sc == screenEnv {
-				r.m.subject = r.m.rows[0]
+				r.m.subject = *r.m.rows[0]
 			}
 			s := r.m.render()
 			lines := strings.Split(s, "\n")

@@ -54,9 +54,9 @@ type procKey struct {
 
 // procRow is one process on one device.
 type procRow struct {
-	device string // deviceRow.label()
-	gpu    int    // the physical GPU's index
-	snap   nvgo.GpuProcessSnapshot
+	device string                   // deviceRow.label()
+	gpu    int                      // the physical GPU's index
+	snap   *nvgo.GpuProcessSnapshot // the snapshot's, shared and never changed
 	key    procKey
 	// sm and mem (GPU memory) are the interval's means (averaged), else
 	// the snapshot's reading.
@@ -135,6 +135,17 @@ func (s *sampler) read(ctx context.Context) frame {
 		return f
 	}
 	f.driver, f.cuda = snap.DriverVersion, snap.CUDADriverVersion
+	// One allocation for the rows (a row is near a kilobyte: growing the
+	// slice by appends made megabytes of garbage a refresh at 512 rows).
+	n := 0
+	for _, ds := range snap.Devices {
+		n += len(ds.Processes)
+		for _, m := range ds.MIGDevices {
+			n += len(m.Processes)
+		}
+	}
+	f.procs = make([]procRow, 0, n)
+	f.devices = make([]deviceRow, 0, len(snap.Devices))
 	for i, ds := range snap.Devices {
 		row := deviceRow{snap: ds, cudaIndex: -1}
 		if s.sel.CUDA != nil {
@@ -148,24 +159,25 @@ func (s *sampler) read(ctx context.Context) frame {
 		for _, m := range ds.MIGDevices {
 			mr := deviceRow{snap: m, cudaIndex: -1, gpuUtil: m.GPUUtilization, memUtil: m.MemoryUtilization}
 			row.migs = append(row.migs, mr)
-			f.procs = append(f.procs, s.procRows(&mr, ds.Index, m.Processes, g)...)
+			f.procs = s.appendProcRows(f.procs, &mr, ds.Index, m.Processes, g)
 		}
-		f.procs = append(f.procs, s.procRows(&row, ds.Index, ds.Processes, g)...)
+		f.procs = s.appendProcRows(f.procs, &row, ds.Index, ds.Processes, g)
 		f.devices = append(f.devices, row)
 	}
 	f.host = nvgo.ReadHost(ctx)
 	return f
 }
 
-// procRows turns a device's processes into rows, with the interval's means
-// of g (the physical GPU's, nil if unknown).
-func (s *sampler) procRows(d *deviceRow, gpu int, ps []nvgo.GpuProcessSnapshot, g *nvgo.GPUInterval) []procRow {
-	var rows []procRow
-	for _, p := range ps {
-		if !s.filter.Keep(p) {
+// appendProcRows appends to rows a device's processes, with the interval's
+// means of g (the physical GPU's, nil if unknown).
+func (s *sampler) appendProcRows(rows []procRow, d *deviceRow, gpu int, ps []nvgo.GpuProcessSnapshot, g *nvgo.GPUInterval) []procRow {
+	label := d.label()
+	for i := range ps {
+		p := &ps[i]
+		if !s.filter.Keep(*p) {
 			continue
 		}
-		r := procRow{device: d.label(), gpu: gpu, snap: p, sm: p.GPUSMUtilization, mem: p.GPUMemory,
+		r := procRow{device: label, gpu: gpu, snap: p, sm: p.GPUSMUtilization, mem: p.GPUMemory,
 			key: procKey{pid: p.PID, created: p.CreateTime.Or(time.Time{})}}
 		if pi := g.Running(p.PID); pi != nil {
 			if !pi.SMUtilization.IsNA() {

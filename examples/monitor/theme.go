@@ -3,6 +3,7 @@ package main
 import (
 	"image/color"
 	"strings"
+	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
 
@@ -29,6 +30,43 @@ type theme struct {
 
 	// Colours.
 	ok, warn, bad, dim, accent, title color.Color
+
+	// styles are the escape sequences that lipgloss puts around a line for
+	// each colour and attribute the monitor draws with, worked out once:
+	// lipgloss's Render measures and splits its input, a cost paid on
+	// every cell of every frame.
+	styles map[styleKey]wrap
+}
+
+// styleKey names a style of the theme: a foreground colour, or an
+// attribute.
+type styleKey struct {
+	fg   color.Color
+	attr string // "bold", "faint" or "reverse" when fg is nil
+}
+
+// wrap is what a style puts before and after a line.
+type wrap struct{ before, after string }
+
+// sentinel stands for the text while a style's wrap is worked out.
+const sentinel = "\uE000"
+
+// addStyle works out what style puts around a line and keeps it under k
+// (unless the rendering hides the text: then k goes through lipgloss).
+func (t *theme) addStyle(k styleKey, style lipgloss.Style) {
+	if before, after, ok := strings.Cut(style.Render(sentinel), sentinel); ok {
+		t.styles[k] = wrap{before, after}
+	}
+}
+
+// apply styles s through the worked-out wrap of k: the same bytes as
+// lipgloss's Render of a single line without tabs (the test holds them
+// equal); other text, or a style not worked out, goes through lipgloss.
+func (t theme) apply(k styleKey, style func() lipgloss.Style, s string) string {
+	if w, ok := t.styles[k]; ok && s != "" && !strings.ContainsAny(s, "\t\r\n") {
+		return w.before + s + w.after
+	}
+	return style().Render(s)
 }
 
 func newTheme(o *options) theme {
@@ -59,7 +97,23 @@ func newTheme(o *options) theme {
 		t.ok, t.warn, t.bad = lipgloss.Color("#5fd75f"), lipgloss.Color("#ffd75f"), lipgloss.Color("#ff5f5f")
 		t.dim, t.accent, t.title = lipgloss.Color("#8a8a8a"), lipgloss.Color("#5fafff"), lipgloss.Color("#ffffff")
 	}
+	t.styles = map[styleKey]wrap{}
+	for _, c := range []color.Color{t.ok, t.warn, t.bad, t.dim, t.accent, t.title} {
+		t.addStyle(styleKey{fg: c}, fgStyle(c))
+	}
+	for attr, style := range attrStyles {
+		t.addStyle(styleKey{attr: attr}, style())
+	}
 	return t
+}
+
+func fgStyle(c color.Color) lipgloss.Style { return lipgloss.NewStyle().Foreground(c) }
+
+// attrStyles are the attributes the monitor draws with.
+var attrStyles = map[string]func() lipgloss.Style{
+	"bold":    func() lipgloss.Style { return lipgloss.NewStyle().Bold(true) },
+	"faint":   func() lipgloss.Style { return lipgloss.NewStyle().Faint(true) },
+	"reverse": func() lipgloss.Style { return lipgloss.NewStyle().Reverse(true) },
 }
 
 // paint gives s the foreground c, when colours are on.
@@ -67,7 +121,7 @@ func (t theme) paint(c color.Color, s string) string {
 	if !t.color || s == "" {
 		return s
 	}
-	return lipgloss.NewStyle().Foreground(c).Render(s)
+	return t.apply(styleKey{fg: c}, func() lipgloss.Style { return fgStyle(c) }, s)
 }
 
 // bold, faint and reverse style s when colours are on (reverse marks the
@@ -76,17 +130,19 @@ func (t theme) bold(s string) string {
 	if !t.color {
 		return s
 	}
-	return lipgloss.NewStyle().Bold(true).Render(s)
+	return t.apply(styleKey{attr: "bold"}, attrStyles["bold"], s)
 }
 
 func (t theme) faint(s string) string {
 	if !t.color {
 		return s
 	}
-	return lipgloss.NewStyle().Faint(true).Render(s)
+	return t.apply(styleKey{attr: "faint"}, attrStyles["faint"], s)
 }
 
-func (t theme) reverse(s string) string { return lipgloss.NewStyle().Reverse(true).Render(s) }
+func (t theme) reverse(s string) string {
+	return t.apply(styleKey{attr: "reverse"}, attrStyles["reverse"], s)
+}
 
 // load returns the colour of a utilization: green, yellow above 50, red
 // above 80, as nvitop colours its bars.
@@ -149,8 +205,51 @@ func (t theme) sparkline(series []float64, top float64, width int) string {
 }
 
 // displayWidth is the number of terminal cells s takes, ANSI codes
-// excluded.
-func displayWidth(s string) int { return lipgloss.Width(s) }
+// excluded, as lipgloss.Width counts them. Lines of the monitor's own
+// drawing (ASCII, Latin-1, box and block characters, SGR sequences) are
+// counted here at one cell a rune; anything else goes to lipgloss, whose
+// grapheme segmentation cost a millisecond a frame when every line went
+// through it.
+func displayWidth(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			j, ok := skipCSI(s, i)
+			if !ok {
+				return lipgloss.Width(s)
+			}
+			i = j
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !oneCell(r) {
+			return lipgloss.Width(s)
+		}
+		n++
+		i += size
+	}
+	return n
+}
+
+// oneCell reports whether r is one cell wide wherever it stands: printable
+// ASCII and Latin-1, box drawing and block elements.
+func oneCell(r rune) bool {
+	return (r >= 0x20 && r < 0x7f) || (r >= 0xa0 && r < 0x300 && r != 0xad) || (r >= 0x2500 && r < 0x25a0)
+}
+
+// skipCSI returns the index after the control sequence (ESC [ … final
+// byte) at s[i], or false when s[i] starts something else.
+func skipCSI(s string, i int) (int, bool) {
+	if i+1 >= len(s) || s[i+1] != '[' {
+		return 0, false
+	}
+	for j := i + 2; j < len(s); j++ {
+		if s[j] >= 0x40 && s[j] <= 0x7e {
+			return j + 1, true
+		}
+	}
+	return 0, false
+}
 
 // fit cuts plain text s to width cells (ending it with the ellipsis when
 // cut) or pads it; control characters show escaped, so that no process

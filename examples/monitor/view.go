@@ -476,8 +476,8 @@ func (m *model) processLines() []string {
 // processRow draws row i of the table.
 func (m *model) processRow(i int) string {
 	th := &m.th
-	p := &m.rows[i]
-	s := &p.snap
+	p := m.rows[i]
+	s := p.snap
 	tag := " "
 	if m.tags[p.key] {
 		tag = "*"
