@@ -10,9 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shirou/gopsutil/v3/cpu"
-	"github.com/shirou/gopsutil/v3/host"
-	"github.com/shirou/gopsutil/v3/load"
 	"github.com/shirou/gopsutil/v3/mem"
 )
 
@@ -61,15 +58,13 @@ type HostStats struct {
 // at the interval you want to measure over. ReadHost is safe for concurrent
 // use, but concurrent callers share, and so shorten, each other's intervals.
 func ReadHost(ctx context.Context) HostStats {
-	s := HostStats{Timestamp: time.Now(), CPUCount: HostCPUCount()}
+	s := HostStats{Timestamp: time.Now()}
 	s.Hostname, _ = HostName()
-	s.CPUPercent = hostCPUPercent(ctx)
-
-	if avg, err := load.AvgWithContext(ctx); err != nil {
-		s.Load1, s.Load5, s.Load15 = hostNA[float64](err), hostNA[float64](err), hostNA[float64](err)
-	} else {
-		s.Load1, s.Load5, s.Load15 = Some(avg.Load1), Some(avg.Load5), Some(avg.Load15)
+	readHostCPU(ctx, &s)
+	if s.CPUCount <= 0 {
+		s.CPUCount = runtime.NumCPU()
 	}
+	readHostLoad(ctx, &s)
 
 	if vm, err := mem.VirtualMemoryWithContext(ctx); err != nil {
 		s.MemoryTotal, s.MemoryUsed, s.MemoryAvailable = hostNA[Bytes](err), hostNA[Bytes](err), hostNA[Bytes](err)
@@ -79,29 +74,24 @@ func ReadHost(ctx context.Context) HostStats {
 		s.MemoryPercent = hostPercentOf(vm.Total-min(vm.Available, vm.Total), vm.Total)
 	}
 
-	if sw, err := mem.SwapMemoryWithContext(ctx); err != nil {
-		s.SwapTotal, s.SwapUsed, s.SwapPercent = hostNA[Bytes](err), hostNA[Bytes](err), hostNA[Percent](err)
-	} else {
-		s.SwapTotal, s.SwapUsed = Some(Bytes(sw.Total)), Some(Bytes(sw.Used))
-		s.SwapPercent = Some(Percent(0))
-		if sw.Total > 0 {
-			s.SwapPercent = hostPercentOf(sw.Used, sw.Total)
-		}
-	}
-
-	if up, err := host.UptimeWithContext(ctx); err != nil {
-		s.Uptime = hostNA[time.Duration](err)
-	} else {
-		s.Uptime = Some(time.Duration(up) * time.Second)
-	}
+	readHostSwapAndUptime(ctx, &s)
 	return s
+}
+
+// setSwap fills the swap figures; a host without swap uses 0% of it.
+func setSwap(s *HostStats, total, used uint64) {
+	s.SwapTotal, s.SwapUsed = Some(Bytes(total)), Some(Bytes(used))
+	s.SwapPercent = Some(Percent(0))
+	if total > 0 {
+		s.SwapPercent = hostPercentOf(used, total)
+	}
 }
 
 // HostCPUCount returns the number of logical CPUs on the host. Unlike
 // runtime.NumCPU it counts CPUs this process may not run on; it falls back
 // to runtime.NumCPU when the host's count cannot be read.
 func HostCPUCount() int {
-	if n, err := cpu.CountsWithContext(context.Background(), true); err == nil && n > 0 {
+	if n, err := hostCPUCount(); err == nil && n > 0 {
 		return n
 	}
 	return runtime.NumCPU()
@@ -126,27 +116,24 @@ func hostPercentOf(part, total uint64) Value[Percent] {
 	return Some(Percent(float64(part) / float64(total) * 100))
 }
 
+// hostCPUTimes is a reading of the host's CPU times, over all CPUs, in
+// any one unit, with the number of CPUs where it was read with them.
+type hostCPUTimes struct {
+	busy, total float64
+	cpus        int
+}
+
 // hostCPU holds the host's CPU times at the previous ReadHost call.
 var hostCPU struct {
 	sync.Mutex
-	busy, total float64 // seconds; zero before the first call
+	busy, total float64 // zero before the first call
 }
 
 // hostCPUPercent returns the host's CPU use since the previous call, over all
 // CPUs. Busy time is all but idle and iowait, as psutil counts it; guest time
 // is already part of user time, so it is not added again.
-func hostCPUPercent(ctx context.Context) Value[Percent] {
-	ts, err := cpu.TimesWithContext(ctx, false)
-	if err != nil {
-		return hostNA[Percent](err)
-	}
-	if len(ts) == 0 {
-		return NA[Percent](NotReported, errors.New("no CPU times in /proc/stat"))
-	}
-	t := ts[0]
-	total := t.User + t.Nice + t.System + t.Idle + t.Iowait + t.Irq + t.Softirq + t.Steal
-	busy := total - t.Idle - t.Iowait
-
+func hostCPUPercent(t hostCPUTimes) Value[Percent] {
+	busy, total := t.busy, t.total
 	hostCPU.Lock()
 	defer hostCPU.Unlock()
 	dBusy, dTotal := busy-hostCPU.busy, total-hostCPU.total
