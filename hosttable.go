@@ -111,13 +111,6 @@ type hostEntry struct {
 	stat *statFile
 }
 
-// size is how many processes the table holds.
-func (t *hostProcessTable) size() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.byPID)
-}
-
 func newHostProcessTable(fs *hostFS) *hostProcessTable {
 	_, procfs := fs.src.(procfsSource)
 	return &hostProcessTable{fs: fs, keepFiles: procfs, byPID: make(map[int32]*hostEntry)}

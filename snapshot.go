@@ -206,7 +206,7 @@ func (l *Library) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapsh
 	snap.DriverVersion, snap.CUDADriverVersion, snap.NVMLVersion = l.versions()
 
 	hosts := newHostMemo(snap.Timestamp)
-	hosts.reserve(l.hosts.size())
+	hosts.reserve(l.hosts.len())
 	for i, d := range devs {
 		func() {
 			if ctx.Err() != nil {

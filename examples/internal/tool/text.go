@@ -84,6 +84,9 @@ func DisplayWidth(s string) int {
 // and zero-width characters, 2 for East Asian wide and fullwidth characters
 // (CJK, Hangul, kana, fullwidth forms, emoji), else 1.
 func runeWidth(r rune) int {
+	if r < 0x300 { // below the first combining mark and every wide block
+		return 1
+	}
 	if r == 0x200b || r == 0x200c || r == 0x200d || r == 0xfeff || unicode.In(r, unicode.Mn, unicode.Me) {
 		return 0
 	}

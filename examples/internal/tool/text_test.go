@@ -1,0 +1,30 @@
+package tool
+
+import (
+	"testing"
+	"unicode"
+)
+
+// runeWidth answers 1 below U+0300 without looking further: nothing there
+// is a combining mark, a zero-width character or in a wide block, so the
+// full rule would answer 1 too.
+func TestRuneWidthFastPathAgreesWithTheRule(t *testing.T) {
+	for r := rune(0); r < 0x300; r++ {
+		zero := r == 0x200b || r == 0x200c || r == 0x200d || r == 0xfeff || unicode.In(r, unicode.Mn, unicode.Me)
+		wide := false
+		for _, w := range wideRunes {
+			wide = wide || (r >= w.lo && r <= w.hi)
+		}
+		if zero || wide {
+			t.Errorf("%U is zero-width or wide, but runeWidth says %d", r, runeWidth(r))
+		}
+	}
+	for _, tt := range []struct {
+		r    rune
+		want int
+	}{{'a', 1}, {'é', 1}, {0x301, 0}, {0x200b, 0}, {'日', 2}, {'🚀', 2}, {'│', 1}} {
+		if got := runeWidth(tt.r); got != tt.want {
+			t.Errorf("runeWidth(%U) = %d, want %d", tt.r, got, tt.want)
+		}
+	}
+}
