@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // meanNote ends the help of every utilization family: what the figure is.
@@ -36,6 +39,10 @@ type collector struct {
 	up, duration, info, processes          *prometheus.Desc
 	userProcs, userMem, userSince          *prometheus.Desc
 	procMem, procSM, procLimit, procDroppd *prometheus.Desc
+
+	// Label names of each kind of series, as the descriptions have them.
+	dcgmNames, nvgoNames, infoNames, userNames, procNames, hostNames []string
+	labels                                                           labelCache
 }
 
 // dcgmLabels are dcgm-exporter's labels of a device series, in order; the
@@ -90,6 +97,7 @@ func newCollector(r *reader, hostLabel string, perProcess bool, maxProcesses int
 	add("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Uncorrectable (double-bit) ECC errors since the driver was last reloaded.", counter, func(g *gpuView) *float64 { return g.ECCUncorrected })
 
 	host := []string{hostLabel}
+	c.dcgmNames = labels
 	labels = nvgoLabels(hostLabel)
 	c.up = prometheus.NewDesc("nvgo_up", "1 when the exporter read the NVIDIA driver at this scrape, 0 when it could not.", host, nil)
 	c.duration = prometheus.NewDesc("nvgo_scrape_duration_seconds", "How long this scrape took to read the driver and the host's processes.", host, nil)
@@ -105,6 +113,8 @@ func newCollector(r *reader, hostLabel string, perProcess bool, maxProcesses int
 	c.procSM = prometheus.NewDesc("nvgo_process_sm_utilization_ratio", "The process's share of SM time (0 to 1) (--per-process)."+meanNote, proc, nil)
 	c.procLimit = prometheus.NewDesc("nvgo_process_series_limit", "Most processes served per scrape (--per-process-max).", host, nil)
 	c.procDroppd = prometheus.NewDesc("nvgo_process_series_dropped", "Processes left out of this scrape by --per-process-max.", host, nil)
+	c.nvgoNames, c.userNames, c.procNames, c.hostNames = labels, user, proc, host
+	c.infoNames = append(labels[:len(labels):len(labels)], "model_name", "driver_version", "cuda_version", "mig_mode")
 	return c
 }
 
@@ -128,18 +138,126 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	v := c.r.read(ctx, &c.scrape)
-	c.emit(ch, &v)
+	c.labels.begin()
+	e := emitter{c: c, ch: ch}
+	e.emit(&v)
+	c.labels.end()
+}
+
+// emitter sends one scrape's series: samples of its own type, written from
+// label pairs kept between scrapes (client_golang's const metrics built
+// every series's label pairs afresh, a third of a scrape's allocations),
+// allocated in blocks.
+type emitter struct {
+	c     *collector
+	ch    chan<- prometheus.Metric
+	block []sample
+}
+
+// send sends one sample of desc with the label pairs of names = values.
+func (e *emitter) send(desc *prometheus.Desc, kind prometheus.ValueType, value float64, pairs []*dto.LabelPair) {
+	if len(e.block) == cap(e.block) {
+		e.block = make([]sample, 0, 64)
+	}
+	e.block = append(e.block, sample{desc: desc, kind: kind, value: value, labels: pairs})
+	e.ch <- &e.block[len(e.block)-1]
+}
+
+// sample is one series's value at this scrape (a prometheus.Metric).
+type sample struct {
+	desc   *prometheus.Desc
+	kind   prometheus.ValueType
+	value  float64
+	labels []*dto.LabelPair // sorted by name; shared, never changed
+}
+
+// Desc returns the family's description.
+func (s *sample) Desc() *prometheus.Desc { return s.desc }
+
+// Write writes the sample as client_golang's const metrics do.
+func (s *sample) Write(out *dto.Metric) error {
+	out.Label = s.labels
+	if s.kind == prometheus.CounterValue {
+		out.Counter = &dto.Counter{Value: &s.value}
+	} else {
+		out.Gauge = &dto.Gauge{Value: &s.value}
+	}
+	return nil
+}
+
+// labelCache keeps the sorted label pairs of each label set between
+// scrapes: a device's labels stay the same from one scrape to the next.
+// A set not used in the last two scrapes is dropped, so processes and
+// users that left do not accumulate. The pairs handed out are never
+// changed (client_golang's contract for a written metric's labels).
+type labelCache struct {
+	mu   sync.Mutex
+	gen  uint64
+	sets map[string]*labelSet
+	key  []byte
+}
+
+type labelSet struct {
+	pairs []*dto.LabelPair
+	used  uint64
+}
+
+// begin starts a scrape.
+func (c *labelCache) begin() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+}
+
+// end drops the sets the last two scrapes did not use.
+func (c *labelCache) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, set := range c.sets {
+		if set.used+1 < c.gen {
+			delete(c.sets, k)
+		}
+	}
+}
+
+// pairs returns the label pairs of names = values, sorted by name.
+func (c *labelCache) pairs(names, values []string) []*dto.LabelPair {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.key = c.key[:0] // each name and value after its length: no two sets share a key
+	for i := range names {
+		c.key = append(binary.AppendUvarint(c.key, uint64(len(names[i]))), names[i]...)
+		c.key = append(binary.AppendUvarint(c.key, uint64(len(values[i]))), values[i]...)
+	}
+	if set, ok := c.sets[string(c.key)]; ok {
+		set.used = c.gen
+		return set.pairs
+	}
+	pairs := make([]*dto.LabelPair, len(names))
+	for i := range names {
+		name, value := names[i], values[i] // the pairs own their strings
+		pairs[i] = &dto.LabelPair{Name: &name, Value: &value}
+	}
+	slices.SortFunc(pairs, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
+	if c.sets == nil {
+		c.sets = map[string]*labelSet{}
+	}
+	c.sets[string(c.key)] = &labelSet{pairs: pairs, used: c.gen}
+	return pairs
 }
 
 // emit sends the series of v.
-func (c *collector) emit(ch chan<- prometheus.Metric, v *nodeView) {
+func (e *emitter) emit(v *nodeView) {
+	c := e.c
 	host := v.Hostname
 	up := 1.0
 	if v.Err != "" {
 		up = 0
 	}
-	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, up, host)
-	ch <- prometheus.MustNewConstMetric(c.duration, prometheus.GaugeValue, v.Duration.Seconds(), host)
+	hostPairs := c.labels.pairs(c.hostNames, []string{host})
+	gauge := prometheus.GaugeValue
+	e.send(c.up, gauge, up, hostPairs)
+	e.send(c.duration, gauge, v.Duration.Seconds(), hostPairs)
 	served, dropped := 0, 0
 	for i := range v.GPUs {
 		g := &v.GPUs[i]
@@ -147,17 +265,17 @@ func (c *collector) emit(ch chan<- prometheus.Metric, v *nodeView) {
 			continue // a lost GPU has no sample; nvgo_gpu_info leaves it out too
 		}
 		dcgm := deviceLabels(g, host, "", "")
-		c.emitDevice(ch, g, dcgm)
+		e.emitDevice(g, dcgm)
 		labels := nvgoValues(dcgm)
-		ch <- prometheus.MustNewConstMetric(c.info, prometheus.GaugeValue, 1, append(labels[:len(labels):len(labels)], g.Name, v.Driver, v.CUDA, g.MIGMode)...)
+		e.send(c.info, gauge, 1, c.labels.pairs(c.infoNames, append(labels[:len(labels):len(labels)], g.Name, v.Driver, v.CUDA, g.MIGMode)))
 		n := len(g.Processes)
 		for j := range g.MIGs {
 			n += len(g.MIGs[j].Processes)
 		}
 		if g.ProcessesErr == "" {
-			ch <- prometheus.MustNewConstMetric(c.processes, prometheus.GaugeValue, float64(n), labels...)
+			e.send(c.processes, gauge, float64(n), c.labels.pairs(c.nvgoNames, labels))
 		}
-		s, d := c.emitProcesses(ch, g, labels, served)
+		s, d := e.emitProcesses(g, labels, served)
 		served, dropped = served+s, dropped+d
 		for j := range g.MIGs {
 			m := &g.MIGs[j]
@@ -168,26 +286,27 @@ func (c *collector) emit(ch chan<- prometheus.Metric, v *nodeView) {
 				instance = strconv.Itoa(*m.GPUInstanceID)
 			}
 			mdcgm := deviceLabels(g, host, m.MIGProfile, instance)
-			c.emitDevice(ch, m, mdcgm)
+			e.emitDevice(m, mdcgm)
 			ml := nvgoValues(mdcgm)
 			if m.ProcessesErr == "" {
-				ch <- prometheus.MustNewConstMetric(c.processes, prometheus.GaugeValue, float64(len(m.Processes)), ml...)
+				e.send(c.processes, gauge, float64(len(m.Processes)), c.labels.pairs(c.nvgoNames, ml))
 			}
-			s, d := c.emitProcesses(ch, m, ml, served)
+			s, d := e.emitProcesses(m, ml, served)
 			served, dropped = served+s, dropped+d
 		}
 	}
 	if c.perProcess {
-		ch <- prometheus.MustNewConstMetric(c.procLimit, prometheus.GaugeValue, float64(c.maxProcesses), host)
-		ch <- prometheus.MustNewConstMetric(c.procDroppd, prometheus.GaugeValue, float64(dropped), host)
+		e.send(c.procLimit, gauge, float64(c.maxProcesses), hostPairs)
+		e.send(c.procDroppd, gauge, float64(dropped), hostPairs)
 	}
 }
 
 // emitDevice sends the dcgm-exporter families of one device.
-func (c *collector) emitDevice(ch chan<- prometheus.Metric, g *gpuView, labels []string) {
-	for _, f := range c.families {
+func (e *emitter) emitDevice(g *gpuView, labels []string) {
+	pairs := e.c.labels.pairs(e.c.dcgmNames, labels)
+	for _, f := range e.c.families {
 		if x := f.value(g); x != nil {
-			ch <- prometheus.MustNewConstMetric(f.desc, f.kind, *x, labels...)
+			e.send(f.desc, f.kind, *x, pairs)
 		}
 	}
 }
@@ -195,13 +314,14 @@ func (c *collector) emitDevice(ch chan<- prometheus.Metric, g *gpuView, labels [
 // emitProcesses sends one device's per-user series and, with --per-process,
 // its per-process series while fewer than the cap are served (served so
 // far); it returns how many it served and left out.
-func (c *collector) emitProcesses(ch chan<- prometheus.Metric, g *gpuView, labels []string, served int) (int, int) {
+func (e *emitter) emitProcesses(g *gpuView, labels []string, served int) (int, int) {
+	c, gauge := e.c, prometheus.GaugeValue
 	for _, u := range g.Users {
-		ul := append(labels[:len(labels):len(labels)], u.User)
-		ch <- prometheus.MustNewConstMetric(c.userProcs, prometheus.GaugeValue, float64(u.Processes), ul...)
-		ch <- prometheus.MustNewConstMetric(c.userMem, prometheus.GaugeValue, u.MemMiB*(1<<20), ul...)
+		ul := c.labels.pairs(c.userNames, append(labels[:len(labels):len(labels)], u.User))
+		e.send(c.userProcs, gauge, float64(u.Processes), ul)
+		e.send(c.userMem, gauge, u.MemMiB*(1<<20), ul)
 		if u.Since != nil {
-			ch <- prometheus.MustNewConstMetric(c.userSince, prometheus.GaugeValue, float64(u.Since.UnixMilli())/1000, ul...)
+			e.send(c.userSince, gauge, float64(u.Since.UnixMilli())/1000, ul)
 		}
 	}
 	if !c.perProcess {
@@ -214,12 +334,12 @@ func (c *collector) emitProcesses(ch chan<- prometheus.Metric, g *gpuView, label
 			continue
 		}
 		s++
-		pl := append(labels[:len(labels):len(labels)], strconv.Itoa(p.PID), p.User, shortCommand(p.Command))
+		pl := c.labels.pairs(c.procNames, append(labels[:len(labels):len(labels)], strconv.Itoa(p.PID), p.User, shortCommand(p.Command)))
 		if p.MemMiB != nil {
-			ch <- prometheus.MustNewConstMetric(c.procMem, prometheus.GaugeValue, *p.MemMiB*(1<<20), pl...)
+			e.send(c.procMem, gauge, *p.MemMiB*(1<<20), pl)
 		}
 		if p.SM != nil {
-			ch <- prometheus.MustNewConstMetric(c.procSM, prometheus.GaugeValue, *p.SM/100, pl...)
+			e.send(c.procSM, gauge, *p.SM/100, pl)
 		}
 	}
 	return s, d
