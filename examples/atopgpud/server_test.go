@@ -619,7 +619,7 @@ func TestServedMemoryUsedIsTotalMinusFreeAsUpstreamServesIt(t *testing.T) {
 		}},
 		{name: "a busy H100 shows its processes' memory and the reservation", fleet: func(t *testing.T) *fakegpu.Fleet {
 			f := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
-			if err := f.GPU(0).StartProcess(fakegpu.Process{PID: 4242, UsedMemory: 3 * gib}); err != nil {
+			if err := f.GPU(0).StartProcess(fakegpu.Process{PID: 4300242, UsedMemory: 3 * gib}); err != nil {
 				t.Fatal(err)
 			}
 			return f
