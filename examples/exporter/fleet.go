@@ -67,13 +67,13 @@ func (f *fleet) query(ctx context.Context, q string) ([]promSample, error) {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, fmt.Errorf("Prometheus answered %s with no JSON it reads: %w", resp.Status, err)
+		return nil, fmt.Errorf("querying Prometheus: it answered %s with no JSON it reads: %w", resp.Status, err)
 	}
 	if doc.Status != "success" {
-		return nil, fmt.Errorf("Prometheus: %s: %s", q, doc.Error)
+		return nil, fmt.Errorf("querying Prometheus: %s: %s", q, doc.Error)
 	}
 	if doc.Data.ResultType != "vector" {
-		return nil, fmt.Errorf("Prometheus: %s: a %s, not a vector", q, doc.Data.ResultType)
+		return nil, fmt.Errorf("querying Prometheus: %s: a %s, not a vector", q, doc.Data.ResultType)
 	}
 	return doc.Data.Result, nil
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -535,6 +534,3 @@ func (m *model) click(mouse tea.Mouse) {
 		m.selectRow(m.offset + row)
 	}
 }
-
-// age is how long ago t was, for messages.
-func age(t time.Time) time.Duration { return time.Since(t).Truncate(time.Second) }
