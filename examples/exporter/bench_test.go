@@ -96,20 +96,21 @@ func BenchmarkScrape(b *testing.B) {
 		scrape()
 		floor()
 	}
+	// measure counts op's CPU time and allocations alone, not the second
+	// of driver time before it.
 	measure := func(op func()) (cpu time.Duration, allocs uint64) {
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		a0 := ms.Mallocs
+		var use cdoortest.Usage
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
 			s.second(b)
 			b.StartTimer()
+			u0 := cdoortest.ReadUsage()
 			c0 := cdoortest.CPUTime(b)
 			op()
 			cpu += cdoortest.CPUTime(b) - c0
+			use.AddSince(u0)
 		}
-		runtime.ReadMemStats(&ms)
-		return cpu, ms.Mallocs - a0
+		return cpu, use.Objects
 	}
 	var size int
 	b.ResetTimer()

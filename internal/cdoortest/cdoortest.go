@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/metrics"
 	"syscall"
 	"testing"
 	"time"
@@ -169,6 +170,38 @@ func InProcess(t testing.TB, fleet *fakegpu.Fleet, opts ...nvgo.Option) (*nvgo.L
 		t.Fatal(err)
 	}
 	return lib, m
+}
+
+// Usage is what the Go runtime counts of a process's allocations and
+// garbage collection, read without stopping the world (runtime/metrics),
+// so that a benchmark counts them around what it measures alone and not
+// around the fake driver's publishing between its operations.
+type Usage struct {
+	Objects, Bytes uint64
+	GCSeconds      float64 // the collector's CPU time
+}
+
+var usageSamples = []metrics.Sample{
+	{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}, {Name: "/cpu/classes/gc/total:cpu-seconds"},
+}
+
+// ReadUsage returns the runtime's totals now. It is not safe for concurrent
+// use.
+func ReadUsage() Usage {
+	metrics.Read(usageSamples)
+	return Usage{
+		Objects:   usageSamples[0].Value.Uint64(),
+		Bytes:     usageSamples[1].Value.Uint64(),
+		GCSeconds: usageSamples[2].Value.Float64(),
+	}
+}
+
+// AddSince adds to u what was used since the totals from.
+func (u *Usage) AddSince(from Usage) {
+	now := ReadUsage()
+	u.Objects += now.Objects - from.Objects
+	u.Bytes += now.Bytes - from.Bytes
+	u.GCSeconds += now.GCSeconds - from.GCSeconds
 }
 
 // CPUTime is the CPU time this process has used, user and system, every
