@@ -343,7 +343,11 @@ func (t *hostProcessTable) len() int {
 type hostMemo struct {
 	now   time.Time // host time, for CPU percentages
 	stamp time.Time // the pass's timestamp, on the Library's clock
-	m     map[*HostProcess]HostProcessSnapshot
+	// The snapshots taken, and where each process's is. (A map holding
+	// the snapshots themselves would allocate each one on its own: Go
+	// keeps map values this large out of line.)
+	snaps []HostProcessSnapshot
+	at    map[*HostProcess]int
 }
 
 // newHostMemo starts the memo of one pass (a snapshot), stamped on the
@@ -355,20 +359,22 @@ func newHostMemo(stamp time.Time) *hostMemo {
 // reserve makes room for n processes, so that a snapshot of many
 // processes fills the memo without growing it step by step.
 func (m *hostMemo) reserve(n int) {
-	if m.m == nil && n > 0 {
-		m.m = make(map[*HostProcess]HostProcessSnapshot, n)
+	if m.at == nil && n > 0 {
+		m.at = make(map[*HostProcess]int, n)
+		m.snaps = make([]HostProcessSnapshot, 0, n)
 	}
 }
 
 // get returns p's snapshot, taken from st when fresh (read at lookup).
 func (m *hostMemo) get(p *HostProcess, st procStat, fresh bool) HostProcessSnapshot {
-	if s, ok := m.m[p]; ok {
-		return s
+	if i, ok := m.at[p]; ok {
+		return m.snaps[i]
 	}
-	if m.m == nil {
-		m.m = map[*HostProcess]HostProcessSnapshot{}
+	if m.at == nil {
+		m.at = map[*HostProcess]int{}
 	}
 	s := p.snapshot(st, fresh, m.now)
-	m.m[p] = s
+	m.at[p] = len(m.snaps)
+	m.snaps = append(m.snaps, s)
 	return s
 }
