@@ -103,12 +103,14 @@ func BenchmarkScrape(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
 			s.second(b)
-			b.StartTimer()
 			u0 := cdoortest.ReadUsage()
+			b.StartTimer()
 			c0 := cdoortest.CPUTime(b)
 			op()
 			cpu += cdoortest.CPUTime(b) - c0
+			b.StopTimer()
 			use.AddSince(u0)
+			b.StartTimer()
 		}
 		return cpu, use.Objects
 	}

@@ -21,7 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/metrics"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -172,36 +172,28 @@ func InProcess(t testing.TB, fleet *fakegpu.Fleet, opts ...nvgo.Option) (*nvgo.L
 	return lib, m
 }
 
-// Usage is what the Go runtime counts of a process's allocations and
-// garbage collection, read without stopping the world (runtime/metrics),
-// so that a benchmark counts them around what it measures alone and not
-// around the fake driver's publishing between its operations.
+// Usage is what a process allocated on the heap. ReadUsage stops the
+// world (runtime.ReadMemStats, the one count that is exact at any moment:
+// runtime/metrics counts small allocations a span at a time, so that work
+// between a benchmark's operations is charged to them and theirs to it).
+// Read it outside what you time; AddSince around what you measure alone.
 type Usage struct {
-	Objects, Bytes uint64
-	GCSeconds      float64 // the collector's CPU time
+	Objects uint64 // heap allocations, tiny ones included
+	Bytes   uint64
 }
 
-var usageSamples = []metrics.Sample{
-	{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}, {Name: "/cpu/classes/gc/total:cpu-seconds"},
-}
-
-// ReadUsage returns the runtime's totals now. It is not safe for concurrent
-// use.
+// ReadUsage returns the process's totals now.
 func ReadUsage() Usage {
-	metrics.Read(usageSamples)
-	return Usage{
-		Objects:   usageSamples[0].Value.Uint64(),
-		Bytes:     usageSamples[1].Value.Uint64(),
-		GCSeconds: usageSamples[2].Value.Float64(),
-	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return Usage{Objects: ms.Mallocs, Bytes: ms.TotalAlloc}
 }
 
-// AddSince adds to u what was used since the totals from.
+// AddSince adds to u what was allocated since the totals from.
 func (u *Usage) AddSince(from Usage) {
 	now := ReadUsage()
 	u.Objects += now.Objects - from.Objects
 	u.Bytes += now.Bytes - from.Bytes
-	u.GCSeconds += now.GCSeconds - from.GCSeconds
 }
 
 // CPUTime is the CPU time this process has used, user and system, every
