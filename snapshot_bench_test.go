@@ -11,7 +11,8 @@ import (
 	"github.com/nvgo/nvgo/fakegpu"
 )
 
-// benchFleet is a fake DGX H100 with 16 processes on each of its 8 GPUs.
+// benchFleet is a fake DGX H100 with 16 processes on each of its 8 GPUs,
+// their PIDs above Linux's PID_MAX_LIMIT: no host process answers for them.
 func benchFleet(b *testing.B) (*nvgo.Library, *fakegpu.Fleet) {
 	lib, fleet := openFleet(b, "dgx-h100")
 	idle(fleet)
@@ -23,7 +24,7 @@ func benchFleet(b *testing.B) (*nvgo.Library, *fakegpu.Fleet) {
 			if j%8 == 7 {
 				typ = "C+G"
 			}
-			must(b, g.StartProcess(fakegpu.Process{PID: uint32(3_000_000 + 100*i + j), Type: typ, UsedMemory: uint64(j+1) * 256 * miB, SM: uint32(5 * j), Mem: uint32(j)}))
+			must(b, g.StartProcess(fakegpu.Process{PID: uint32(4_400_000 + 100*i + j), Type: typ, UsedMemory: uint64(j+1) * 256 * miB, SM: uint32(5 * j), Mem: uint32(j)}))
 		}
 	}
 	return lib, fleet
