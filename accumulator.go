@@ -266,7 +266,7 @@ type gpuAccum struct {
 	procUtilErr          error // a permanent per-process utilization failure
 	procs                map[uint32]*ProcessCounters
 	order                []uint32 // the PIDs of procs, sorted
-	seen                 map[uint32]*seenProcess
+	seen                 map[uint32]seenProcess
 	util                 map[uint32]procUtil
 	acctOff              Value[ProcessAccounting] // why accounting is N/A this tick
 	list                 []listedProcess          // the buffer of the last listing
@@ -407,11 +407,11 @@ func (g *gpuAccum) processes(h nvmlx.Device, now time.Time) []ProcessCounters {
 	}
 	g.list = list
 	if g.seen == nil {
-		g.seen = map[uint32]*seenProcess{}
+		g.seen = map[uint32]seenProcess{}
 	}
 	clear(g.seen)
 	for _, e := range list {
-		g.seen[e.pid] = &seenProcess{typ: e.typ, mem: e.mem, has: true}
+		g.seen[e.pid] = seenProcess{typ: e.typ, mem: e.mem, has: true}
 	}
 
 	acct := g.accounting()
