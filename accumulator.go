@@ -478,8 +478,10 @@ func (g *gpuAccum) accounting() bool {
 		return true
 	}
 	if on, ok := mode.Get(); ok && !bool(on) {
-		err := fmt.Errorf("%s: %w: %w", g.d.label(), ErrAccountingOff, ErrNotSupported)
-		g.acctOff = NA[ProcessAccounting](NotSupported, err)
+		if !errors.Is(g.acctOff.Err(), ErrAccountingOff) { // made once while it stays off
+			err := fmt.Errorf("%s: %w: %w", g.d.label(), ErrAccountingOff, ErrNotSupported)
+			g.acctOff = NA[ProcessAccounting](NotSupported, err)
+		}
 	} else {
 		g.acctOff = NA[ProcessAccounting](mode.Reason(), mode.Err())
 	}
