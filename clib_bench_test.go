@@ -374,23 +374,16 @@ func BenchmarkSnapshotCLibraryDay(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	heap := func() uint64 {
-		runtime.GC()
-		runtime.GC() // and the sync.Pools' victims
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
 	for i := 0; i < warmUp; i++ {
 		second(i)
 	}
-	start := heap()
+	start := cdoortest.LiveHeap()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		second(warmUp + i)
 	}
 	b.StopTimer()
-	end := heap()
+	end := cdoortest.LiveHeap()
 	b.ReportMetric(float64(start)/1024, "heap-start-KiB")
 	b.ReportMetric(float64(end)/1024, "heap-end-KiB")
 	b.ReportMetric((float64(end)-float64(start))/float64(b.N), "heap-growth-B/snapshot")

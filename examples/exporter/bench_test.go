@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"testing"
 	"time"
 
@@ -160,40 +159,25 @@ func BenchmarkScrapeMemory(b *testing.B) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(newCollector(r, "hostname", true, 500))
 	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-	nextPID := uint32(4_300_000)
+	churn := cdoortest.Churn{Fleet: fleet}
 	scrape := func(i int) {
-		if i%10 == 9 {
-			g := fleet.GPU(i / 10 % 8)
-			if ps := g.Processes(); len(ps) > 0 {
-				g.StopProcess(ps[0].PID)
-			}
-			nextPID++
-			g.StartProcess(fakegpu.Process{PID: nextPID, UsedMemory: 1 << 30, SM: 50,
-				Host: &fakegpu.Host{User: "dan", Command: []string{"python3", "job.py"}}})
-		}
+		churn.Second(i)
 		ch := r.acc.Updated()
 		clock.Advance(time.Second)
 		<-ch
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	}
-	heap := func() uint64 {
-		runtime.GC()
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
 	for i := range 200 {
 		scrape(i)
 	}
-	start, rss0 := heap(), rss(b)
+	start, rss0 := cdoortest.LiveHeap(), rss(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		scrape(200 + i)
 	}
 	b.StopTimer()
-	end, rss1 := heap(), rss(b)
+	end, rss1 := cdoortest.LiveHeap(), rss(b)
 	b.ReportMetric(float64(rss0)/1024, "rss-start-KiB")
 	b.ReportMetric(float64(rss1)/1024, "rss-end-KiB")
 	b.ReportMetric(float64(start)/1024, "heap-start-KiB")

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"runtime"
 	"testing"
 	"time"
 
@@ -62,33 +61,20 @@ func BenchmarkRefresh(b *testing.B) {
 		}
 	}
 	refresh := func() {
-		armed()
-		fleet.Advance(time.Second)
-		if err := mirror.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		ch := s.acc.Updated()
-		clock.Advance(0) // fires the accumulator's due tick
-		<-ch
 		m.setFrame(s.read(ctx))
 		_ = m.render()
-	}
-	for i := 0; i < 3; i++ {
-		refresh()
-	}
-	if n := len(m.rows); n != 512 {
-		b.Fatalf("%d processes in the table; want 512", n)
 	}
 	floor := func() {
 		if _, err := lib.Snapshot(ctx, nvgo.WithDevices(sel.Devices...), nvgo.WithFields(snapshotFields)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	// measure runs op after each untimed second of driver time, counting
-	// its CPU time and allocations alone, with the accumulator's tick when
-	// withTick (a refresh waits for it; the floor does not).
-	measure := func(withTick bool, op func()) (cpu time.Duration, use cdoortest.Usage) {
-		for i := 0; i < b.N; i++ {
+	// measure runs op n times, each after an untimed second of driver
+	// time, counting its CPU time and allocations alone, with the
+	// accumulator's tick when withTick (a refresh waits for it; the floor
+	// does not; clock.Advance(0) fires the tick that is due).
+	measure := func(n int, withTick bool, op func()) (cpu time.Duration, use cdoortest.Usage) {
+		for i := 0; i < n; i++ {
 			b.StopTimer()
 			armed()
 			fleet.Advance(time.Second)
@@ -115,13 +101,14 @@ func BenchmarkRefresh(b *testing.B) {
 		}
 		return cpu, use
 	}
+	measure(3, true, refresh) // warm: static values, caches, cursors
+	if n := len(m.rows); n != 512 {
+		b.Fatalf("%d processes in the table; want 512", n)
+	}
 	b.ResetTimer()
-	cpu, use := measure(true, func() {
-		m.setFrame(s.read(ctx))
-		_ = m.render()
-	})
+	cpu, use := measure(b.N, true, refresh)
 	b.StopTimer()
-	floorCPU, _ := measure(false, floor)
+	floorCPU, _ := measure(b.N, false, floor)
 	n := float64(b.N)
 	b.ReportMetric(float64(cpu.Microseconds())/1000/n, "cpu-ms/refresh")
 	b.ReportMetric(float64(cpu)/n/float64(time.Second)*100, "%core-at-1Hz")
@@ -150,41 +137,26 @@ func BenchmarkMonitorDay(b *testing.B) {
 	}
 	m := newModel(ctx, s, hostSignaller{lib}, &options{interval: time.Second, mode: "auto", noColor: true})
 	m.width, m.height = 160, 50
-	nextPID := uint32(4_300_000)
+	churn := cdoortest.Churn{Fleet: fleet}
 	second := func(i int) {
-		if i%10 == 9 {
-			g := fleet.GPU(i / 10 % 8)
-			if ps := g.Processes(); len(ps) > 0 {
-				g.StopProcess(ps[0].PID)
-			}
-			nextPID++
-			g.StartProcess(fakegpu.Process{PID: nextPID, UsedMemory: 1 << 30, SM: 50,
-				Host: &fakegpu.Host{User: "dan", Command: []string{"python3", "job.py"}, CPU: 90, Memory: 2 << 30}})
-		}
+		churn.Second(i)
 		ch := s.acc.Updated()
 		clock.Advance(time.Second)
 		<-ch
 		m.setFrame(s.read(ctx))
 		_ = m.render()
 	}
-	heap := func() uint64 {
-		runtime.GC()
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
 	// The history fills historyLen refreshes before it is full.
 	for i := 0; i < historyLen+100; i++ {
 		second(i)
 	}
-	start := heap()
+	start := cdoortest.LiveHeap()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		second(historyLen + 100 + i)
 	}
 	b.StopTimer()
-	end := heap()
+	end := cdoortest.LiveHeap()
 	b.ReportMetric(float64(start)/1024, "heap-start-KiB")
 	b.ReportMetric(float64(end)/1024, "heap-end-KiB")
 	b.ReportMetric((float64(end)-float64(start))/float64(b.N), "heap-growth-B/refresh")

@@ -196,6 +196,42 @@ func (u *Usage) AddSince(from Usage) {
 	u.Bytes += now.Bytes - from.Bytes
 }
 
+// LiveHeap is the live heap after two garbage collections (the second
+// empties the sync.Pools' victims): what a memory benchmark compares at its
+// start and end.
+func LiveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// Churn replaces processes on a fleet as jobs come and go on a busy node:
+// at every tenth second, the first process of one GPU (each GPU in turn)
+// leaves and a new one, a simulated host process, starts in its place.
+type Churn struct {
+	Fleet *fakegpu.Fleet
+	next  uint32
+}
+
+// Second moves the churn to second i.
+func (c *Churn) Second(i int) {
+	if i%10 != 9 {
+		return
+	}
+	g := c.Fleet.GPU(i / 10 % c.Fleet.Count())
+	if ps := g.Processes(); len(ps) > 0 {
+		g.StopProcess(ps[0].PID)
+	}
+	if c.next == 0 {
+		c.next = 4_300_000 // above PID_MAX_LIMIT: no real process has it
+	}
+	c.next++
+	_ = g.StartProcess(fakegpu.Process{PID: c.next, UsedMemory: 1 << 30, SM: 50,
+		Host: &fakegpu.Host{User: "dan", Command: []string{"python3", "job.py"}, CPU: 90, Memory: 2 << 30}})
+}
+
 // CPUTime is the CPU time this process has used, user and system, every
 // thread.
 func CPUTime(t testing.TB) time.Duration {
