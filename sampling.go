@@ -1,6 +1,7 @@
 package nvgo
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -92,7 +93,7 @@ func (c *sampleCursor[S]) read(now time.Time, fetch func(since uint64) ([]S, err
 	if len(samples) == 0 {
 		return nil, from, nil
 	}
-	slices.SortStableFunc(samples, func(a, b S) int { return cmpU64(a.Stamp(), b.Stamp()) })
+	slices.SortStableFunc(samples, func(a, b S) int { return cmp.Compare(a.Stamp(), b.Stamp()) })
 	newest := samples[len(samples)-1].Stamp()
 	if first && c.rules.first != allSamples {
 		cut := newest - min(newest, micros(c.rules.first))
@@ -185,14 +186,4 @@ func timeWeightedMean[S stamped](samples []S, from uint64, value func(S) float64
 		return plain / float64(len(samples))
 	}
 	return sum / span
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -5,6 +5,7 @@ package main
 // client over an io.ReadWriter. Nothing here touches NVML or the network.
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -266,9 +267,9 @@ func compareEntries(a, b *entry) int {
 	}
 	switch {
 	case a.mem != b.mem:
-		return -cmpInt(a.mem, b.mem)
+		return -cmp.Compare(a.mem, b.mem)
 	case a.busy != b.busy:
-		return -cmpInt(a.busy, b.busy)
+		return -cmp.Compare(a.busy, b.busy)
 	case a.p.PID != b.p.PID:
 		return a.p.PID - b.p.PID
 	}
@@ -283,16 +284,6 @@ func boolCmp(a, b bool) int {
 		return 1
 	}
 	return -1
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // appendInts appends the numbers separated by single spaces.
