@@ -271,17 +271,16 @@ type gpuAccum struct {
 	acctOff              Value[ProcessAccounting] // why accounting is N/A this tick
 	list                 []listedProcess          // the buffer of the last listing
 	vgpu                 vgpuAccum
+	reading              DeviceSnapshot // the tick's readings of the table
 }
 
 func newGPUAccum(d *Device) *gpuAccum {
 	g := &gpuAccum{d: d, procs: map[uint32]*ProcessCounters{}}
 	g.gpuCursor.rules, g.memCursor.rules, g.procCursor.rules = tickDeviceRules, tickDeviceRules, tickProcessRules
 	g.c.Index = d.index
-	g.c.UUID = d.UUID().Or("")
-	g.c.BusID = d.BusID().Or("")
-	g.c.Name = d.Name().Or("")
+	g.c.UUID, g.c.BusID, g.c.Name = d.UUID(), d.BusID(), d.Name()
 	na := NA[Percent](NotReported, errNoSample)
-	g.c.GPUBusy.Last, g.c.MemoryBusy.Last = na, na
+	g.c.GPUUtilization.Last, g.c.MemoryUtilization.Last = na, na
 	g.c.MemoryUsed.Last = NA[Bytes](NotReported, errNoSample)
 	g.c.MemoryTotal = NA[Bytes](NotReported, errNoSample)
 	return g
@@ -299,28 +298,31 @@ func (g *gpuAccum) publish() GPUCounters {
 }
 
 // sample takes one tick of the GPU and returns the processes that left it.
+// Its readings are the metric table's, through a pass of its own.
 func (g *gpuAccum) sample(now time.Time) (exited []ProcessCounters) {
 	h, err := g.d.handle()
 	if err != nil {
 		g.fail(err)
 		return nil
 	}
-	mem, err := h.Memory()
-	if err != nil && errors.Is(err, ErrGPULost) {
-		g.fail(err)
+	r := newReader(g.d, h, now)
+	defer r.release()
+	s := &g.reading
+	r.readMetrics(s, FieldMemory)
+	if r.lost != nil {
+		g.fail(r.lost)
 		return nil
 	}
 	g.c.Err = nil
 	g.c.Samples++
-	m := memoryOf(FromErr(mem, err))
-	g.c.MemoryUsed.add(m.used)
-	g.c.MemoryTotal = m.total
+	g.c.MemoryUsed.add(s.MemoryUsed)
+	g.c.MemoryTotal = s.MemoryTotal
 	since := uint64(max(g.lastTick.UnixMicro(), 0))
 	g.lastTick = now
-	gpu, memBusy := g.utilization(h, now, since)
-	g.c.GPUBusy.add(gpu)
-	g.c.MemoryBusy.add(memBusy)
-	exited = g.processes(h, now)
+	gpu, memBusy := g.utilization(r, now, since)
+	g.c.GPUUtilization.add(gpu)
+	g.c.MemoryUtilization.add(memBusy)
+	exited = g.processes(r, now)
 	g.vgpu.sample(g.d, h, now)
 	return exited
 }
@@ -329,21 +331,21 @@ func (g *gpuAccum) sample(now time.Time) (exited []ProcessCounters) {
 func (g *gpuAccum) fail(err error) {
 	g.c.Err = err
 	r := ReasonOf(err)
-	g.c.GPUBusy.Last = NA[Percent](r, err)
-	g.c.MemoryBusy.Last = NA[Percent](r, err)
+	g.c.GPUUtilization.Last = NA[Percent](r, err)
+	g.c.MemoryUtilization.Last = NA[Percent](r, err)
 	g.c.MemoryUsed.Last = NA[Bytes](r, err)
 }
 
 // utilization returns the tick's GPU and memory busy percentages: the
 // time-weighted means of the driver's samples newer than the cursors (only
-// the newest on the first tick), else the instantaneous reading.
-func (g *gpuAccum) utilization(h nvmlx.Device, now time.Time, since uint64) (gpu, mem Value[Percent]) {
+// the newest on the first tick), else the table's instantaneous reading.
+func (g *gpuAccum) utilization(r *reader, now time.Time, since uint64) (gpu, mem Value[Percent]) {
 	var gotGPU, gotMem bool
 	if g.noBuffers == nil && g.d.mig == nil {
 		var err error
-		gpu, gotGPU, err = bufferMean(h, nvmlx.SampleGPUUtilization, &g.gpuCursor, now, since)
+		gpu, gotGPU, err = bufferMean(r.h, nvmlx.SampleGPUUtilization, &g.gpuCursor, now, since)
 		if err == nil {
-			mem, gotMem, err = bufferMean(h, nvmlx.SampleMemoryUtilization, &g.memCursor, now, since)
+			mem, gotMem, err = bufferMean(r.h, nvmlx.SampleMemoryUtilization, &g.memCursor, now, since)
 		}
 		if err != nil && (errors.Is(err, ErrNotSupported) || errors.Is(err, ErrNoPermission)) {
 			g.noBuffers = err
@@ -356,15 +358,13 @@ func (g *gpuAccum) utilization(h nvmlx.Device, now time.Time, since uint64) (gpu
 		na := NA[Percent](NotSupported, errNotOnMIG)
 		return na, na
 	}
-	u, err := try(g.d, opUtilization, func() (gpuMem, error) {
-		a, b, err := h.Utilization()
-		return gpuMem{a, b}, err
-	})
+	s := &g.reading
+	r.readMetrics(s, FieldUtilization)
 	if !gotGPU {
-		gpu = FromErr(Percent(u.gpu), err)
+		gpu = s.GPUUtilization
 	}
 	if !gotMem {
-		mem = FromErr(Percent(u.mem), err)
+		mem = s.MemoryUtilization
 	}
 	return gpu, mem
 }
@@ -384,8 +384,6 @@ func bufferMean(h nvmlx.Device, kind nvmlx.SampleKind, c *sampleCursor[nvmlx.Sam
 	return Some(Percent(timeWeightedMean(samples, from, func(s nvmlx.Sample) float64 { return s.Value }))), true, nil
 }
 
-type gpuMem struct{ gpu, mem uint32 }
-
 // seenProcess is one process in the lists of one tick.
 type seenProcess struct {
 	typ ProcessType
@@ -398,8 +396,7 @@ type procUtil struct{ sm, mem meanAcc }
 
 // processes merges the GPU's process lists into the counters and returns
 // those that left.
-func (g *gpuAccum) processes(h nvmlx.Device, now time.Time) []ProcessCounters {
-	r := &reader{d: g.d, h: h}
+func (g *gpuAccum) processes(r *reader, now time.Time) []ProcessCounters {
 	list, err := listProcesses(r, g.d.lib.hosts, g.list)
 	if err != nil {
 		// The lists cannot be read: nobody is known to have left.
@@ -433,7 +430,7 @@ func (g *gpuAccum) processes(h nvmlx.Device, now time.Time) []ProcessCounters {
 	g.d.lib.hosts.release(g, left)
 	slices.SortFunc(exited, func(a, b ProcessCounters) int { return a.PID - b.PID })
 
-	util, utilErr := g.processUtilization(h, now, len(g.seen) > 0)
+	util, utilErr := g.processUtilization(r.h, now, len(g.seen) > 0)
 	for pid, s := range g.seen {
 		p := g.procs[pid]
 		if p == nil {
@@ -452,13 +449,13 @@ func (g *gpuAccum) processes(h nvmlx.Device, now time.Time) []ProcessCounters {
 		}
 		if utilErr != nil {
 			na := NA[Percent](ReasonOf(utilErr), utilErr)
-			p.SMUtilization.add(na)
-			p.MemoryUtilization.add(na)
+			p.GPUSMUtilization.add(na)
+			p.GPUMemoryUtilization.add(na)
 			continue
 		}
 		u := util[pid]
-		p.SMUtilization.add(Some(u.sm.mean()))
-		p.MemoryUtilization.add(Some(u.mem.mean()))
+		p.GPUSMUtilization.add(Some(u.sm.mean()))
+		p.GPUMemoryUtilization.add(Some(u.mem.mean()))
 	}
 	if changed {
 		g.order = g.order[:0]
@@ -507,7 +504,7 @@ func (g *gpuAccum) processAccounting(p *ProcessCounters) Value[ProcessAccounting
 func (g *gpuAccum) newProcess(pid uint32, now time.Time) *ProcessCounters {
 	p := &ProcessCounters{ProcessKey: ProcessKey{PID: int(pid), Since: now}}
 	host, _, _ := g.d.lib.hosts.lookup(int(pid), g)
-	p.Name, p.User, p.CreateTime = host.Name(), host.Username(), host.CreateTime()
+	p.Name, p.Username, p.CreateTime = host.Name(), host.Username(), host.CreateTime()
 	return p
 }
 

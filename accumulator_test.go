@@ -138,26 +138,26 @@ func TestAccumulatorCountsExactly(t *testing.T) {
 		t.Fatalf("Ticks, Missed = %d, %d; want %d, 0", c.Ticks, c.Missed, len(steps))
 	}
 	g := gpuOf(t, c, 0)
-	if g.Samples != 4 || sumOf(t, g.GPUBusy.Sum) != wantGPU || sumOf(t, g.MemoryBusy.Sum) != wantMem {
+	if g.Samples != 4 || sumOf(t, g.GPUUtilization.Sum) != wantGPU || sumOf(t, g.MemoryUtilization.Sum) != wantMem {
 		t.Errorf("GPU 0: samples %d, busy sum %v, memory busy sum %v; want 4, %v, %v",
-			g.Samples, g.GPUBusy.Sum, g.MemoryBusy.Sum, wantGPU, wantMem)
+			g.Samples, g.GPUUtilization.Sum, g.MemoryUtilization.Sum, wantGPU, wantMem)
 	}
 	if got := g.MemoryUsed.SumKiB.Or(0); got != wantUsed {
 		t.Errorf("GPU 0: memory used sum %d KiB, want %d", got, wantUsed)
 	}
-	if got := g.GPUBusy.Last.Or(-1); got != 100 {
+	if got := g.GPUUtilization.Last.Or(-1); got != 100 {
 		t.Errorf("GPU 0: last busy %v, want 100", got)
 	}
 	p := procOf(t, g, 4194546)
-	if p.Samples != 4 || sumOf(t, p.SMUtilization.Sum) != wantSM || sumOf(t, p.MemoryUtilization.Sum) != wantPMem {
+	if p.Samples != 4 || sumOf(t, p.GPUSMUtilization.Sum) != wantSM || sumOf(t, p.GPUMemoryUtilization.Sum) != wantPMem {
 		t.Errorf("pid 4194546: samples %d, SM sum %v, mem sum %v; want 4, %v, %v",
-			p.Samples, p.SMUtilization.Sum, p.MemoryUtilization.Sum, wantSM, wantPMem)
+			p.Samples, p.GPUSMUtilization.Sum, p.GPUMemoryUtilization.Sum, wantSM, wantPMem)
 	}
 	if got, want := p.GPUMemory.SumKiB.Or(0), uint64(4<<20); got != want {
 		t.Errorf("pid 4194546: memory sum %d KiB, want %d", got, want)
 	}
-	if g1 := gpuOf(t, c, 1); g1.Samples != 4 || sumOf(t, g1.GPUBusy.Sum) != 0 || len(g1.Processes) != 0 {
-		t.Errorf("idle GPU 1: samples %d, busy sum %v, %d processes; want 4, 0, 0", g1.Samples, g1.GPUBusy.Sum, len(g1.Processes))
+	if g1 := gpuOf(t, c, 1); g1.Samples != 4 || sumOf(t, g1.GPUUtilization.Sum) != 0 || len(g1.Processes) != 0 {
+		t.Errorf("idle GPU 1: samples %d, busy sum %v, %d processes; want 4, 0, 0", g1.Samples, g1.GPUUtilization.Sum, len(g1.Processes))
 	}
 }
 
@@ -173,10 +173,10 @@ func TestAccumulatorSeesBetweenTicks(t *testing.T) {
 	g0.SetUtilization(0, 0)
 	c := r.tick(500 * time.Millisecond)
 	g := gpuOf(t, c, 0)
-	if got := g.GPUBusy.Last.Or(-1); got != 25 {
+	if got := g.GPUUtilization.Last.Or(-1); got != 25 {
 		t.Errorf("busy over the second = %v, want 25", got)
 	}
-	if got := g.MemoryBusy.Last.Or(-1); got != 10 {
+	if got := g.MemoryUtilization.Last.Or(-1); got != 10 {
 		t.Errorf("memory busy over the second = %v, want 10", got)
 	}
 }
@@ -192,20 +192,20 @@ func TestAccumulatorFallbacks(t *testing.T) {
 	r.tick(time.Second)
 	c := r.tick(time.Second)
 	g0 := gpuOf(t, c, 0)
-	if sumOf(t, g0.GPUBusy.Sum) != 90 || sumOf(t, g0.MemoryBusy.Sum) != 21 {
-		t.Errorf("GPU 0 sums %v, %v; want 90, 21", g0.GPUBusy.Sum, g0.MemoryBusy.Sum)
+	if sumOf(t, g0.GPUUtilization.Sum) != 90 || sumOf(t, g0.MemoryUtilization.Sum) != 21 {
+		t.Errorf("GPU 0 sums %v, %v; want 90, 21", g0.GPUUtilization.Sum, g0.MemoryUtilization.Sum)
 	}
 	g1 := gpuOf(t, c, 1)
-	if g1.GPUBusy.Sum.Reason() != nvgo.NotSupported || g1.GPUBusy.Last.Reason() != nvgo.NotSupported || g1.GPUBusy.Samples != 0 {
-		t.Errorf("GPU 1 busy: sum %v, last %v, samples %d; want N/A (not supported) and 0", g1.GPUBusy.Sum, g1.GPUBusy.Last, g1.GPUBusy.Samples)
+	if g1.GPUUtilization.Sum.Reason() != nvgo.NotSupported || g1.GPUUtilization.Last.Reason() != nvgo.NotSupported || g1.GPUUtilization.Samples != 0 {
+		t.Errorf("GPU 1 busy: sum %v, last %v, samples %d; want N/A (not supported) and 0", g1.GPUUtilization.Sum, g1.GPUUtilization.Last, g1.GPUUtilization.Samples)
 	}
 	if g1.Samples != 3 || g1.MemoryUsed.Samples != 3 {
 		t.Errorf("GPU 1: samples %d, memory samples %d; want 3, 3", g1.Samples, g1.MemoryUsed.Samples)
 	}
 	iv, err := nvgo.Delta(nvgo.Counters{}, c)
 	must(t, err)
-	if iv.GPUs[1].GPUBusy.Reason() != nvgo.NotSupported {
-		t.Errorf("interval busy of GPU 1 = %v, want N/A (not supported)", iv.GPUs[1].GPUBusy)
+	if iv.GPUs[1].GPUUtilization.Reason() != nvgo.NotSupported {
+		t.Errorf("interval busy of GPU 1 = %v, want N/A (not supported)", iv.GPUs[1].GPUUtilization)
 	}
 }
 
@@ -239,15 +239,15 @@ func TestAccumulatorDelta(t *testing.T) {
 			}
 			g := iv.GPUs[0]
 			if n == 0 {
-				if !g.GPUBusy.IsNA() {
-					t.Errorf("Delta(%d, %d): busy %v over no tick, want N/A", from, to, g.GPUBusy)
+				if !g.GPUUtilization.IsNA() {
+					t.Errorf("Delta(%d, %d): busy %v over no tick, want N/A", from, to, g.GPUUtilization)
 				}
 				continue
 			}
-			if got := g.GPUBusy.Or(-1); float64(got) != want/float64(n) {
+			if got := g.GPUUtilization.Or(-1); float64(got) != want/float64(n) {
 				t.Errorf("Delta(%d, %d): busy %v, want %v", from, to, got, want/float64(n))
 			}
-			if got := g.Processes[0].SMUtilization.Or(-1); float64(got) != want/float64(n) {
+			if got := g.Processes[0].GPUSMUtilization.Or(-1); float64(got) != want/float64(n) {
 				t.Errorf("Delta(%d, %d): pid 4300777 SM %v, want %v", from, to, got, want/float64(n))
 			}
 		}
@@ -255,7 +255,7 @@ func TestAccumulatorDelta(t *testing.T) {
 	// From the start (the zero Counters) includes the first tick.
 	iv, err := nvgo.Delta(nvgo.Counters{}, all[len(all)-1])
 	must(t, err)
-	if got := iv.GPUs[0].GPUBusy.Or(-1); got != 35 {
+	if got := iv.GPUs[0].GPUUtilization.Or(-1); got != 35 {
 		t.Errorf("Delta since start: busy %v, want 35", got)
 	}
 	if _, err := nvgo.Delta(all[3], all[1]); !errors.Is(err, nvgo.ErrForeignCounters) {
@@ -287,7 +287,7 @@ func TestAccumulatorExitsAndPIDReuse(t *testing.T) {
 	if len(ex) != 1 || ex[0].PID != 4300500 || !ex[0].Exited || ex[0].Samples != 2 || ex[0].Since != first.Since {
 		t.Fatalf("first read: exited %+v, want pid 4300500 once, with its 2 samples", ex)
 	}
-	if got := sumOf(t, ex[0].SMUtilization.Sum); got != 120 {
+	if got := sumOf(t, ex[0].GPUSMUtilization.Sum); got != 120 {
 		t.Errorf("exited pid 4300500: SM sum %v, want 120", got)
 	}
 	for name, rd := range map[string]*nvgo.Reader{"early, again": early, "late": late} {
@@ -311,9 +311,9 @@ func TestAccumulatorExitsAndPIDReuse(t *testing.T) {
 	must(t, g0.StartProcess(fakegpu.Process{PID: 4300500, UsedMemory: 3 << 30, SM: 5}))
 	c = r.tick(time.Second)
 	again := procOf(t, gpuOf(t, c, 0), 4300500)
-	if again.Since == first.Since || again.Samples != 1 || sumOf(t, again.SMUtilization.Sum) != 5 {
+	if again.Since == first.Since || again.Samples != 1 || sumOf(t, again.GPUSMUtilization.Sum) != 5 {
 		t.Errorf("reused pid 4300500: since %v (old %v), samples %d, SM sum %v; want a new key, 1, 5",
-			again.Since, first.Since, again.Samples, again.SMUtilization.Sum)
+			again.Since, first.Since, again.Samples, again.GPUSMUtilization.Sum)
 	}
 	if got := procOf(t, gpuOf(t, c, 0), 4300501).Samples; got != 4 {
 		t.Errorf("pid 4300501 samples = %d, want 4", got)
@@ -350,12 +350,12 @@ func TestAccumulatorLostGPU(t *testing.T) {
 	r.tick(time.Second)
 	c := r.tick(time.Second)
 	g0, g1 := gpuOf(t, c, 0), gpuOf(t, c, 1)
-	if g0.Samples != 4 || sumOf(t, g0.GPUBusy.Sum) != 160 || g0.Err != nil {
-		t.Errorf("GPU 0: samples %d, sum %v, err %v; want 4, 160, nil", g0.Samples, g0.GPUBusy.Sum, g0.Err)
+	if g0.Samples != 4 || sumOf(t, g0.GPUUtilization.Sum) != 160 || g0.Err != nil {
+		t.Errorf("GPU 0: samples %d, sum %v, err %v; want 4, 160, nil", g0.Samples, g0.GPUUtilization.Sum, g0.Err)
 	}
-	if !errors.Is(g1.Err, nvgo.ErrGPULost) || g1.Samples != 2 || sumOf(t, g1.GPUBusy.Sum) != 120 || g1.GPUBusy.Last.Reason() != nvgo.GPULost {
+	if !errors.Is(g1.Err, nvgo.ErrGPULost) || g1.Samples != 2 || sumOf(t, g1.GPUUtilization.Sum) != 120 || g1.GPUUtilization.Last.Reason() != nvgo.GPULost {
 		t.Errorf("lost GPU 1: err %v, samples %d, sum %v, last %v; want ErrGPULost, 2, 120, N/A (GPU lost)",
-			g1.Err, g1.Samples, g1.GPUBusy.Sum, g1.GPUBusy.Last)
+			g1.Err, g1.Samples, g1.GPUUtilization.Sum, g1.GPUUtilization.Last)
 	}
 }
 
@@ -506,7 +506,7 @@ func TestAccumulatorOnAFakeFleetWithItsRealTimeClock(t *testing.T) {
 		t.Fatalf("the interval: %+v", iv)
 	}
 	g := iv.GPUs[0]
-	if sm := g.Processes[0].SMUtilization.Or(0); sm < 50 {
-		t.Errorf("process SM utilization %v over the interval; want about 60%%", g.Processes[0].SMUtilization)
+	if sm := g.Processes[0].GPUSMUtilization.Or(0); sm < 50 {
+		t.Errorf("process SM utilization %v over the interval; want about 60%%", g.Processes[0].GPUSMUtilization)
 	}
 }

@@ -477,8 +477,8 @@ func (c *Collector) read(ctx context.Context) (map[string]float64, error) {
 	var walk func(s *DeviceSnapshot)
 	walk = func(s *DeviceSnapshot) {
 		dev := "gpu:" + strconv.Itoa(s.Index)
-		if s.MIGIndex != nil {
-			dev += ":" + strconv.Itoa(*s.MIGIndex)
+		if mig, ok := s.MIGIndex.Get(); ok {
+			dev += ":" + strconv.Itoa(mig)
 		}
 		putDeviceMetrics(values, dev, s)
 		for i := range s.Processes {
@@ -500,18 +500,41 @@ func (c *Collector) read(ctx context.Context) (map[string]float64, error) {
 	return values, nil
 }
 
+// putDeviceMetrics adds a device's gauges of the collector's groups, under
+// "<dev>/<name> (<unit>)": sizes in MiB and power in W, as nvitop keys them.
 func putDeviceMetrics(values map[string]float64, dev string, s *DeviceSnapshot) {
-	p := dev + "/"
-	putMetric(values, p+"memory_used (MiB)", s.MemoryUsed, mibValue)
-	putMetric(values, p+"memory_free (MiB)", s.MemoryFree, mibValue)
-	putMetric(values, p+"memory_total (MiB)", s.MemoryTotal, mibValue)
-	putMetric(values, p+"memory_percent (%)", s.MemoryPercent, percentValue)
-	putMetric(values, p+"gpu_utilization (%)", s.GPUUtilization, percentValue)
-	putMetric(values, p+"memory_utilization (%)", s.MemoryUtilization, percentValue)
-	putMetric(values, p+"fan_speed (%)", s.FanSpeed, percentValue)
-	putMetric(values, p+"temperature (C)", s.Temperature, func(c Celsius) float64 { return float64(c) })
-	putMetric(values, p+"power_usage (W)", s.PowerUsage, func(w MilliWatts) float64 { return float64(w) / 1000 })
+	for i := range collectorMetrics {
+		m := &collectorMetrics[i]
+		putMetric(values, dev+m.key, m.Value(s), func(x float64) float64 { return x * m.scale })
+	}
 }
+
+// collectorMetric is a gauge the collector keeps, with its key after the
+// device and the scale from the metric's unit to the key's.
+type collectorMetric struct {
+	DeviceMetric
+	key   string
+	scale float64
+}
+
+// collectorMetrics are the gauges of the collector's groups.
+var collectorMetrics = func() []collectorMetric {
+	var out []collectorMetric
+	for _, m := range deviceMetrics {
+		if m.Kind != KindGauge || m.Group&collectorFields == 0 || m.Unit == UnitNone {
+			continue
+		}
+		unit, scale := string(m.Unit), 1.0
+		switch m.Unit {
+		case UnitBytes:
+			unit, scale = "MiB", 1.0/(1<<20)
+		case UnitMilliWatts:
+			unit, scale = "W", 1.0/1000
+		}
+		out = append(out, collectorMetric{DeviceMetric: m, key: "/" + m.Name + " (" + unit + ")", scale: scale})
+	}
+	return out
+}()
 
 // putProcessMetrics adds a process's GPU metrics under prefix
 // ("pid:<p>/gpu:<i>/") and, with host, its host metrics.

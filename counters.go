@@ -113,18 +113,19 @@ type Counters struct {
 // GPUCounters are one GPU's counters.
 type GPUCounters struct {
 	Index int
-	UUID  string
-	// BusID is NVML's form, e.g. "00000000:17:00.0"; Name is the product name.
-	BusID, Name string
+	// UUID and BusID (NVML's form, e.g. "00000000:17:00.0") identify the
+	// GPU; Name is the product name. Each is N/A when the GPU could not be
+	// read when the accumulator started (lost, say).
+	UUID, BusID, Name Value[string]
 
 	// Samples is how many ticks read the GPU (all but those that failed as
 	// a whole, e.g. while the GPU was lost).
 	Samples uint64
-	// GPUBusy is the percentage of time a kernel ran; MemoryBusy the
-	// percentage of time device memory was read or written. Each tick's
-	// value is the time-weighted mean of the driver's samples since the
-	// previous tick, so activity between ticks counts.
-	GPUBusy, MemoryBusy UtilizationCounter
+	// GPUUtilization is the percentage of time a kernel ran;
+	// MemoryUtilization the percentage of time device memory was read or
+	// written. Each tick's value is the time-weighted mean of the driver's
+	// samples since the previous tick, so activity between ticks counts.
+	GPUUtilization, MemoryUtilization UtilizationCounter
 	// MemoryUsed is the device memory in use; MemoryTotal its size.
 	MemoryUsed  MemoryCounter
 	MemoryTotal Value[Bytes]
@@ -182,19 +183,19 @@ type ProcessCounters struct {
 	// Exited is set once the process has left the GPU.
 	Exited bool
 	Type   ProcessType
-	// Name, User and CreateTime are read from the host once, when the
+	// Name, Username and CreateTime are read from the host once, when the
 	// process is first seen.
-	Name, User Value[string]
+	Name, Username Value[string]
 	CreateTime Value[time.Time]
 
 	// Samples is how many ticks saw the process.
 	Samples uint64
 	// GPUMemory is the device memory it used.
 	GPUMemory MemoryCounter
-	// SMUtilization and MemoryUtilization are its share of the GPU's SM and
-	// memory-interface time: the mean of its driver samples since the
-	// previous tick, 0 when it had none (it was idle).
-	SMUtilization, MemoryUtilization UtilizationCounter
+	// GPUSMUtilization and GPUMemoryUtilization are its share of the GPU's
+	// SM and memory-interface time: the mean of its driver samples since
+	// the previous tick, 0 when it had none (it was idle).
+	GPUSMUtilization, GPUMemoryUtilization UtilizationCounter
 	// Accounting is the driver's accounting record of the process (its
 	// lifetime figures) as of the latest tick, and for an exited process
 	// its final record; N/A while accounting mode is off (see
@@ -202,10 +203,10 @@ type ProcessCounters struct {
 	Accounting Value[ProcessAccounting]
 }
 
-// GPU returns the counters of the GPU with NVML index i.
-func (c Counters) GPU(i int) (GPUCounters, bool) {
+// GPU returns the counters of the GPU with NVML index index.
+func (c Counters) GPU(index int) (GPUCounters, bool) {
 	for _, g := range c.GPUs {
-		if g.Index == i {
+		if g.Index == index {
 			return g, true
 		}
 	}
@@ -226,15 +227,14 @@ func (iv Interval) Duration() time.Duration { return iv.End.Sub(iv.Start) }
 
 // GPUInterval is one GPU's averages over an interval.
 type GPUInterval struct {
-	Index       int
-	UUID        string
-	BusID, Name string
-	Samples     uint64
-	GPUBusy     Value[Percent]
-	MemoryBusy  Value[Percent]
-	MemoryUsed  Value[Bytes]
-	MemoryTotal Value[Bytes]
-	Err         error
+	Index             int
+	UUID, BusID, Name Value[string]
+	Samples           uint64
+	GPUUtilization    Value[Percent]
+	MemoryUtilization Value[Percent]
+	MemoryUsed        Value[Bytes]
+	MemoryTotal       Value[Bytes]
+	Err               error
 	// Processes holds every process seen in the interval, those that
 	// exited in it included (Exited set), by PID.
 	Processes []ProcessInterval
@@ -256,13 +256,13 @@ type ProcessInterval struct {
 	ProcessKey
 	Exited     bool
 	Type       ProcessType
-	Name, User Value[string]
+	Name, Username Value[string]
 	// Samples is how many ticks in the interval saw the process; times the
 	// tick interval, it is how long the process held the GPU.
-	Samples           uint64
-	GPUMemory         Value[Bytes]
-	SMUtilization     Value[Percent]
-	MemoryUtilization Value[Percent]
+	Samples              uint64
+	GPUMemory            Value[Bytes]
+	GPUSMUtilization     Value[Percent]
+	GPUMemoryUtilization Value[Percent]
 	// Accounting is the process's latest accounting record (lifetime
 	// figures, not the interval's).
 	Accounting Value[ProcessAccounting]
@@ -299,11 +299,11 @@ func gpuDelta(p, c GPUCounters) GPUInterval {
 	out := GPUInterval{
 		Index: c.Index, UUID: c.UUID, BusID: c.BusID, Name: c.Name,
 		Samples:     c.Samples - p.Samples,
-		GPUBusy:     utilDelta(p.GPUBusy, c.GPUBusy),
-		MemoryBusy:  utilDelta(p.MemoryBusy, c.MemoryBusy),
-		MemoryUsed:  memDelta(p.MemoryUsed, c.MemoryUsed),
-		MemoryTotal: c.MemoryTotal,
-		Err:         c.Err,
+		GPUUtilization:    utilDelta(p.GPUUtilization, c.GPUUtilization),
+		MemoryUtilization: utilDelta(p.MemoryUtilization, c.MemoryUtilization),
+		MemoryUsed:        memDelta(p.MemoryUsed, c.MemoryUsed),
+		MemoryTotal:       c.MemoryTotal,
+		Err:               c.Err,
 	}
 	if n := len(c.Processes) + len(c.Exited); n > 0 {
 		out.Processes = make([]ProcessInterval, 0, n)
@@ -321,11 +321,11 @@ func gpuDelta(p, c GPUCounters) GPUInterval {
 			}
 			out.Processes = append(out.Processes, ProcessInterval{
 				ProcessKey: pc.ProcessKey, Exited: pc.Exited, Type: pc.Type,
-				Name: pc.Name, User: pc.User,
-				Samples:           pc.Samples - old.Samples,
-				GPUMemory:         memDelta(old.GPUMemory, pc.GPUMemory),
-				SMUtilization:     utilDelta(old.SMUtilization, pc.SMUtilization),
-				MemoryUtilization: utilDelta(old.MemoryUtilization, pc.MemoryUtilization),
+				Name: pc.Name, Username: pc.Username,
+				Samples:              pc.Samples - old.Samples,
+				GPUMemory:            memDelta(old.GPUMemory, pc.GPUMemory),
+				GPUSMUtilization:     utilDelta(old.GPUSMUtilization, pc.GPUSMUtilization),
+				GPUMemoryUtilization: utilDelta(old.GPUMemoryUtilization, pc.GPUMemoryUtilization),
 				Accounting:        pc.Accounting,
 			})
 		}
@@ -380,11 +380,11 @@ func memDelta(p, c MemoryCounter) Value[Bytes] {
 	return meanBytes(Some(s-p.SumKiB.Or(0)), c.Samples-p.Samples, c.Last)
 }
 
-// GPU returns the interval's averages of the GPU whose UUID is uuid, or nil
+// GPU returns the interval's averages of the GPU with NVML index i, or nil
 // when the accumulator does not watch it.
-func (iv Interval) GPU(uuid string) *GPUInterval {
+func (iv Interval) GPU(index int) *GPUInterval {
 	for i := range iv.GPUs {
-		if iv.GPUs[i].UUID == uuid {
+		if iv.GPUs[i].Index == index {
 			return &iv.GPUs[i]
 		}
 	}

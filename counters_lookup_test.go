@@ -8,20 +8,20 @@ import (
 
 func TestIntervalLookups(t *testing.T) {
 	iv := nvgo.Interval{GPUs: []nvgo.GPUInterval{
-		{UUID: "GPU-a", Processes: []nvgo.ProcessInterval{
+		{Index: 3, Processes: []nvgo.ProcessInterval{
 			{ProcessKey: nvgo.ProcessKey{PID: 10}, Exited: true},
 			{ProcessKey: nvgo.ProcessKey{PID: 10}},
 			{ProcessKey: nvgo.ProcessKey{PID: 11}, Exited: true},
 		}},
-		{UUID: "GPU-b"},
+		{Index: 5},
 	}}
-	if g := iv.GPU("GPU-b"); g != &iv.GPUs[1] {
-		t.Errorf("GPU(GPU-b) = %p; want the interval's own %p", g, &iv.GPUs[1])
+	if g := iv.GPU(5); g != &iv.GPUs[1] {
+		t.Errorf("GPU(5) = %p; want the interval's own %p", g, &iv.GPUs[1])
 	}
-	if g := iv.GPU("GPU-c"); g != nil {
-		t.Errorf("GPU(GPU-c) = %+v; want nil for a GPU not watched", g)
+	if g := iv.GPU(4); g != nil {
+		t.Errorf("GPU(4) = %+v; want nil for a GPU not watched", g)
 	}
-	g := iv.GPU("GPU-a")
+	g := iv.GPU(3)
 	tests := []struct {
 		pid  int
 		want *nvgo.ProcessInterval

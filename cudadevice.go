@@ -42,14 +42,7 @@ func (c *CudaDevice) String() string {
 // freshMIGMode reads d's MIG mode now (not from the cache), and returns
 // lost, why d fell off the bus, when its identity or that read says so.
 func (d *Device) freshMIGMode() (mode Value[OnOff], lost error) {
-	h, err := d.handle()
-	if err == nil {
-		var cur int
-		cur, err = try(d, opMIGMode, func() (int, error) { c, _, err := h.MIGMode(); return c, err })
-		mode = FromErr(OnOff(cur == 1), err)
-	} else {
-		mode = NA[OnOff](ReasonOf(err), err)
-	}
+	mode = d.read(FieldMIGMode, nil).MIGMode
 	for _, err := range []error{d.UUID().Err(), mode.Err()} {
 		if errors.Is(err, ErrGPULost) {
 			return mode, err
@@ -112,7 +105,7 @@ func (v *cudaView) devices(refs []cvdRef) []*CudaDevice {
 // driverBranch returns the driver's major version (570 for 570.86.15), 0 if unknown.
 func (l *Library) driverBranch() int {
 	drv, _, _ := l.versions()
-	major, _, _ := strings.Cut(drv, ".")
+	major, _, _ := strings.Cut(drv.Or(""), ".")
 	n, err := strconv.Atoi(major)
 	if err != nil {
 		return 0

@@ -3,10 +3,8 @@ package nvgo
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jellydator/ttlcache/v3"
 
@@ -41,10 +39,8 @@ type Device struct {
 	name, uuid, busID, serial lazy[string]
 	minor                     lazy[int]
 	cc                        lazy[ComputeCapability]
-	maxClocks                 lazy[[4]Value[MHz]]
-	nvlinkCount               lazy[int]
 
-	caps  capabilities
+	reads deviceReads                              // what passes remember (readpass.go)
 	cache *ttlcache.Cache[Fields, *DeviceSnapshot] // per-metric readings, by group
 	// latest is the latest snapshot's reading (without processes, MIG
 	// devices and vGPU instances), which the per-metric methods use while
@@ -55,9 +51,6 @@ type Device struct {
 	metricsRead atomic.Bool
 
 	procs processState
-
-	// The byte and data counters of the previous reading, for rates.
-	pcieTX, pcieRX, nvlinkTX, nvlinkRX counterRate
 
 	migMu sync.Mutex
 	migs  map[int]*MigDevice // by MIG index, from the last enumeration
@@ -96,6 +89,7 @@ func (l *Library) newDeviceWith(i int, lookup func() (nvmlx.Device, error)) *Dev
 			ttlcache.WithLoader[Fields, *DeviceSnapshot](ttlcache.NewSuppressedLoader[Fields, *DeviceSnapshot](loader, nil)),
 		)
 	}
+	d.reads.init()
 	d.procs.init()
 	d.vgpus.init()
 	return d
@@ -195,54 +189,6 @@ func (d *Device) CUDAComputeCapability() Value[ComputeCapability] {
 	})
 }
 
-func (d *Device) maxClock(c nvmlx.Clock) Value[MHz] {
-	if d.mig != nil {
-		return NA[MHz](NotSupported, errNotOnMIG)
-	}
-	return d.maxClocks.get(func() Value[[4]Value[MHz]] {
-		var out [4]Value[MHz]
-		h, err := d.handle()
-		for i := range out {
-			if err != nil {
-				out[i] = NA[MHz](ReasonOf(err), err)
-				continue
-			}
-			v, e := h.MaxClock(nvmlx.Clock(i))
-			out[i] = FromErr(MHz(v), e)
-		}
-		return Value[[4]Value[MHz]]{v: out, ok: true}
-	}).v[c]
-}
-
-// MaxGraphicsClock returns the maximum graphics clock. Static.
-func (d *Device) MaxGraphicsClock() Value[MHz] { return d.maxClock(nvmlx.ClockGraphics) }
-
-// MaxSMClock returns the maximum SM clock. Static.
-func (d *Device) MaxSMClock() Value[MHz] { return d.maxClock(nvmlx.ClockSM) }
-
-// MaxMemoryClock returns the maximum memory clock. Static.
-func (d *Device) MaxMemoryClock() Value[MHz] { return d.maxClock(nvmlx.ClockMemory) }
-
-// MaxVideoClock returns the maximum video clock. Static.
-func (d *Device) MaxVideoClock() Value[MHz] { return d.maxClock(nvmlx.ClockVideo) }
-
-// NVLinkLinkCount returns the number of NVLink links (0 without NVLink). Static.
-func (d *Device) NVLinkLinkCount() Value[int] {
-	if d.mig != nil {
-		return NA[int](NotSupported, errNotOnMIG)
-	}
-	return static(d, &d.nvlinkCount, func(h nvmlx.Device) (int, error) {
-		r := make([]nvmlx.FieldResult, 1)
-		if err := h.FieldValues([]nvmlx.FieldRequest{{ID: nvmlx.FieldNVLinkLinkCount}}, r); err != nil {
-			return 0, err
-		}
-		if r[0].Err != nil {
-			return 0, r[0].Err
-		}
-		return int(r[0].Uint), nil
-	})
-}
-
 // cached returns a reading of the groups f, no older than the Library's
 // cache TTL: the latest snapshot's if it read them, else a reading of f
 // alone. Snapshots bypass it.
@@ -265,133 +211,6 @@ func (d *Device) cached(f Fields) *DeviceSnapshot {
 	return d.cache.Get(f).Value()
 }
 
-// Memory metrics. N/A on a unified-memory GPU (see UnifiedMemory).
-
-// MemoryTotal returns the frame-buffer size in bytes.
-func (d *Device) MemoryTotal() Value[Bytes] { return d.cached(FieldMemory).MemoryTotal }
-
-// MemoryUsed returns the allocated frame buffer in bytes. With drivers from
-// R510 it excludes the memory the driver reserves (MemoryReserved), as
-// nvidia-smi shows it; older drivers count reserved memory as used.
-func (d *Device) MemoryUsed() Value[Bytes] { return d.cached(FieldMemory).MemoryUsed }
-
-// MemoryFree returns the free frame buffer in bytes.
-func (d *Device) MemoryFree() Value[Bytes] { return d.cached(FieldMemory).MemoryFree }
-
-// MemoryReserved returns the memory the driver reserves, in bytes (N/A on drivers before R510).
-func (d *Device) MemoryReserved() Value[Bytes] { return d.cached(FieldMemory).MemoryReserved }
-
-// MemoryPercent returns used/total in percent, rounded to one decimal.
-func (d *Device) MemoryPercent() Value[Percent] { return d.cached(FieldMemory).MemoryPercent }
-
-// UnifiedMemory reports whether the GPU has no frame buffer of its own (NVML
-// reports memory as not supported or with a total of 0).
-func (d *Device) UnifiedMemory() bool { return d.cached(FieldMemory).UnifiedMemory }
-
-// BAR1Total returns the BAR1 aperture size in bytes.
-func (d *Device) BAR1Total() Value[Bytes] { return d.cached(FieldBAR1).BAR1Total }
-
-// BAR1Used returns the used BAR1 memory in bytes.
-func (d *Device) BAR1Used() Value[Bytes] { return d.cached(FieldBAR1).BAR1Used }
-
-// BAR1Free returns the free BAR1 memory in bytes.
-func (d *Device) BAR1Free() Value[Bytes] { return d.cached(FieldBAR1).BAR1Free }
-
-// GPUUtilization returns the percent of time a kernel ran over the driver's last sample period.
-func (d *Device) GPUUtilization() Value[Percent] { return d.cached(FieldUtilization).GPUUtilization }
-
-// MemoryUtilization returns the percent of time device memory was read or written.
-func (d *Device) MemoryUtilization() Value[Percent] {
-	return d.cached(FieldUtilization).MemoryUtilization
-}
-
-// EncoderUtilization returns the video encoder utilization in percent.
-func (d *Device) EncoderUtilization() Value[Percent] { return d.cached(FieldCodec).EncoderUtilization }
-
-// DecoderUtilization returns the video decoder utilization in percent.
-func (d *Device) DecoderUtilization() Value[Percent] { return d.cached(FieldCodec).DecoderUtilization }
-
-// GraphicsClock returns the current graphics clock.
-func (d *Device) GraphicsClock() Value[MHz] { return d.cached(FieldClocks).GraphicsClock }
-
-// SMClock returns the current SM clock.
-func (d *Device) SMClock() Value[MHz] { return d.cached(FieldClocks).SMClock }
-
-// MemoryClock returns the current memory clock.
-func (d *Device) MemoryClock() Value[MHz] { return d.cached(FieldClocks).MemoryClock }
-
-// VideoClock returns the current video clock.
-func (d *Device) VideoClock() Value[MHz] { return d.cached(FieldClocks).VideoClock }
-
-// FanSpeed returns the fan speed in percent of its maximum (it can exceed
-// 100). N/A on boards without fans (SXM modules).
-func (d *Device) FanSpeed() Value[Percent] { return d.cached(FieldFan).FanSpeed }
-
-// Temperature returns the GPU core temperature.
-func (d *Device) Temperature() Value[Celsius] { return d.cached(FieldTemperature).Temperature }
-
-// PowerUsage returns the board power draw, as nvidia-smi's power.draw: the
-// one-second average on Ampere and newer (except A100), else instantaneous.
-func (d *Device) PowerUsage() Value[MilliWatts] { return d.cached(FieldPower).PowerUsage }
-
-// PowerLimit returns the power management limit.
-func (d *Device) PowerLimit() Value[MilliWatts] { return d.cached(FieldPower).PowerLimit }
-
-// TotalEnergyConsumption returns the energy the GPU used since the driver
-// loaded (Volta and later), a counter.
-func (d *Device) TotalEnergyConsumption() Value[MilliJoules] {
-	return d.cached(FieldPower).TotalEnergy
-}
-
-// PowerStatus returns "66W / 250W".
-func (d *Device) PowerStatus() string {
-	s := d.cached(FieldPower)
-	return PowerStatus(s.PowerUsage, s.PowerLimit)
-}
-
-// PCIeTXThroughput returns the PCIe transmit rate over the driver's 20 ms window.
-func (d *Device) PCIeTXThroughput() Value[KiBPerSecond] { return d.cached(FieldPCIe).PCIeTX }
-
-// PCIeRXThroughput returns the PCIe receive rate over the driver's 20 ms window.
-func (d *Device) PCIeRXThroughput() Value[KiBPerSecond] { return d.cached(FieldPCIe).PCIeRX }
-
-// NVLinkTXThroughput returns the NVLink transmit rate summed over links,
-// averaged since the previous NVLink reading of this Device (N/A on the first).
-func (d *Device) NVLinkTXThroughput() Value[KiBPerSecond] { return d.cached(FieldNVLink).NVLinkTX }
-
-// NVLinkRXThroughput returns the NVLink receive rate summed over links, like NVLinkTXThroughput.
-func (d *Device) NVLinkRXThroughput() Value[KiBPerSecond] { return d.cached(FieldNVLink).NVLinkRX }
-
-// TotalVolatileUncorrectedECCErrors returns the uncorrected ECC errors since the driver loaded. N/A with ECC off.
-func (d *Device) TotalVolatileUncorrectedECCErrors() Value[uint64] {
-	return d.cached(FieldECC).VolatileUncorrectedECC
-}
-
-// PerformanceState returns the P-state (P0 fastest).
-func (d *Device) PerformanceState() Value[PState] {
-	return d.cached(FieldPerformanceState).PerformanceState
-}
-
-// DisplayActive reports whether a display is initialised on the GPU (e.g. an X server).
-func (d *Device) DisplayActive() Value[OnOff] { return d.cached(FieldDisplay).DisplayActive }
-
-// DisplayMode reports whether a physical display is connected.
-func (d *Device) DisplayMode() Value[OnOff] { return d.cached(FieldDisplay).DisplayMode }
-
-// PersistenceMode reports whether persistence mode is on.
-func (d *Device) PersistenceMode() Value[OnOff] {
-	return d.cached(FieldPersistenceMode).PersistenceMode
-}
-
-// ComputeMode returns the compute mode.
-func (d *Device) ComputeMode() Value[ComputeMode] { return d.cached(FieldComputeMode).ComputeMode }
-
-// MIGMode reports whether MIG is enabled now. N/A on GPUs without MIG.
-func (d *Device) MIGMode() Value[OnOff] { return d.cached(FieldMIGMode).MIGMode }
-
-// MIGModePending reports the MIG mode that applies after the next GPU reset.
-func (d *Device) MIGModePending() Value[OnOff] { return d.cached(FieldMIGMode).MIGModePending }
-
 // Snapshot reads the groups f of this device now, bypassing the cache, and
 // returns plain data. With FieldProcesses it includes the processes.
 func (d *Device) Snapshot(f Fields) DeviceSnapshot {
@@ -408,252 +227,4 @@ func (d *Device) remember(f Fields, s *DeviceSnapshot) {
 	c := *s
 	c.Processes, c.MIGDevices, c.VgpuInstances = nil, nil, nil
 	d.latest.Store(&c)
-}
-
-// op identifies one NVML reading whose "not supported" answer is remembered.
-type op uint8
-
-const (
-	opMemory op = iota
-	opBAR1
-	opUtilization
-	opEncoder
-	opDecoder
-	opClockGraphics
-	opClockSM
-	opClockMemory
-	opClockVideo
-	opFan
-	opTemperature
-	opPowerUsage
-	opPowerLimit
-	opPCIeTX
-	opPCIeRX
-	opDisplayActive
-	opDisplayMode
-	opPersistence
-	opPState
-	opComputeMode
-	opECC
-	opMIGMode
-	opFieldValues
-	opMPS
-	opVgpu
-	numOps
-)
-
-// capabilities remembers which readings the GPU does not support: NVML's
-// NOT_SUPPORTED (and a function missing from the driver) is a permanent
-// property of a GPU and driver, so a snapshot does not pay for it again.
-type capabilities struct {
-	unsupported [numOps]atomic.Pointer[error]
-	mu          sync.Mutex                       // serialises noteField's copies
-	fields      atomic.Pointer[map[uint32]error] // field IDs the driver does not answer; copied on write
-}
-
-func (c *capabilities) known(o op) error {
-	if e := c.unsupported[o].Load(); e != nil {
-		return *e
-	}
-	return nil
-}
-
-func (c *capabilities) note(o op, err error) {
-	if err != nil && errors.Is(err, ErrNotSupported) {
-		e := err // a copy, so that err itself does not move to the heap
-		c.unsupported[o].Store(&e)
-	}
-}
-
-// fieldKnown returns why a field ID is known not to be answered, or nil.
-func (c *capabilities) fieldKnown(id uint32) error {
-	if m := c.fields.Load(); m != nil {
-		return (*m)[id]
-	}
-	return nil
-}
-
-// noteField remembers a field ID the driver does not answer: NOT_SUPPORTED
-// on this GPU, or INVALID_ARGUMENT, which is how drivers older than the ID
-// answer it.
-func (c *capabilities) noteField(id uint32, err error) {
-	if err != nil && (errors.Is(err, ErrNotSupported) || errors.Is(err, ErrInvalidArgument)) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		m := map[uint32]error{id: err}
-		if old := c.fields.Load(); old != nil {
-			if (*old)[id] != nil {
-				return
-			}
-			for k, v := range *old {
-				m[k] = v
-			}
-		}
-		c.fields.Store(&m)
-	}
-}
-
-// try runs an NVML reading unless it is known to be unsupported.
-func try[T any](d *Device, o op, f func() (T, error)) (T, error) {
-	if err := d.caps.known(o); err != nil {
-		var zero T
-		return zero, err
-	}
-	v, err := f()
-	d.caps.note(o, err)
-	return v, err
-}
-
-// reader carries one pass over one device: after the GPU is found lost, no
-// further NVML call is made in this pass.
-type reader struct {
-	d     *Device
-	h     nvmlx.Device
-	now   time.Time // the pass's timestamp; zero: read the clock
-	lost  error
-	batch fieldBatch // the pass's batched field values
-}
-
-// readers are the readers of passes: one holds a pass's field values.
-var readers = sync.Pool{New: func() any { return new(reader) }}
-
-// release gives a pooled reader back.
-func (r *reader) release() {
-	r.d, r.h, r.now, r.lost = nil, nil, time.Time{}, nil
-	r.batch.n, r.batch.ok = 0, false
-	readers.Put(r)
-}
-
-func (r *reader) check(err error) error {
-	if err != nil && r.lost == nil && errors.Is(err, ErrGPULost) {
-		r.lost = err
-	}
-	return err
-}
-
-func readMetric[T, U any](r *reader, o op, f func() (T, error), conv func(T) U) Value[U] {
-	if r.lost != nil {
-		return NA[U](GPULost, r.lost)
-	}
-	v, err := try(r.d, o, f)
-	if r.check(err) != nil {
-		return NA[U](ReasonOf(err), err)
-	}
-	return Some(conv(v))
-}
-
-func pct(v uint32) Percent { return Percent(v) }
-func onoff(v bool) OnOff   { return OnOff(v) }
-
-// read makes one pass over the groups f. It never fails as a whole: what
-// cannot be read is N/A with its reason, and s.Err says why the device as a
-// whole could not be read (e.g. ErrGPULost).
-func (d *Device) read(f Fields, hosts *hostMemo) DeviceSnapshot {
-	var s DeviceSnapshot
-	d.readInto(&s, f, hosts)
-	return s
-}
-
-// readInto is read into *dst (of a Snapshot, say), which it overwrites.
-func (d *Device) readInto(dst *DeviceSnapshot, f Fields, hosts *hostMemo) {
-	if hosts == nil {
-		hosts = newHostMemo(d.lib.clock.Now())
-	}
-	*dst = DeviceSnapshot{Timestamp: hosts.stamp, Index: d.index, Fields: f}
-	s := dst
-	s.UUID = d.UUID().Or("")
-	s.Name = d.Name()
-	s.BusID = d.BusID()
-	s.Serial = d.Serial()
-	s.MinorNumber = d.MinorNumber()
-	s.CUDAComputeCapability = d.CUDAComputeCapability()
-
-	if d.mig != nil {
-		d.mig.describe(s)
-		// What NVML keeps only per GPU is N/A here, without asking.
-		s.fillNA(f&^migFields, errNotOnMIG)
-		f &= migFields
-	}
-
-	h, err := d.handle()
-	if err != nil {
-		s.setErr(err)
-		s.fillNA(f, err)
-		return
-	}
-	r := readers.Get().(*reader)
-	defer r.release()
-	r.d, r.h, r.now = d, h, hosts.stamp
-	r.readMetrics(s, f)
-	if f&FieldMIGDevices != 0 && d.mig == nil {
-		d.readMIG(r, s, hosts)
-	}
-	if f&FieldProcesses != 0 && s.MIGDevices == nil {
-		if r.lost != nil {
-			s.ProcessesErr = r.lost
-		} else {
-			s.Processes, s.ProcessesErr = d.readProcesses(r, s.MemoryTotal, hosts)
-		}
-		if s.ProcessesErr != nil {
-			s.ProcessesError = s.ProcessesErr.Error()
-		}
-	}
-	if f&FieldVgpuInstances != 0 && d.mig == nil {
-		d.readVgpus(r, s)
-	}
-	if r.lost != nil {
-		s.setErr(r.lost)
-	}
-}
-
-func (r *reader) memory(s *DeviceSnapshot) {
-	m := memoryOf(readMetric(r, opMemory, r.h.Memory, func(m nvmlx.Memory) nvmlx.Memory { return m }))
-	s.MemoryTotal, s.MemoryUsed, s.MemoryFree, s.MemoryReserved = m.total, m.used, m.free, m.reserved
-	s.MemoryPercent, s.UnifiedMemory = m.percent, m.unified
-}
-
-// memoryFigures are the frame-buffer figures of one memory reading.
-type memoryFigures struct {
-	total, used, free, reserved Value[Bytes]
-	percent                     Value[Percent]
-	unified                     bool
-}
-
-// memoryOf is the one rule for a memory reading (Device and Accumulator
-// alike): a GPU that answers NOT_SUPPORTED, or a total of 0, shares system
-// memory, and its figures are N/A (ErrUnifiedMemory), never 0 bytes.
-func memoryOf(m Value[nvmlx.Memory]) memoryFigures {
-	v, ok := m.Get()
-	if !ok && m.Reason() != NotSupported || ok && v.Total != 0 {
-		f := memoryFigures{
-			total:    Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Total) }),
-			used:     Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Used) }),
-			free:     Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Free) }),
-			reserved: Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Reserved) }),
-			percent:  Map(m, func(m nvmlx.Memory) Percent { return percentOf(m.Used, m.Total) }),
-		}
-		if ok && !v.HasReserved {
-			f.reserved = NA[Bytes](NotSupported, nil)
-		}
-		return f
-	}
-	na := NA[Bytes](NotSupported, ErrUnifiedMemory)
-	return memoryFigures{total: na, used: na, free: na, reserved: na, percent: NA[Percent](NotSupported, ErrUnifiedMemory), unified: true}
-}
-
-// percentOf returns part/whole in percent rounded to one decimal, as nvitop does.
-func percentOf(part, whole uint64) Percent {
-	if whole == 0 {
-		return 0
-	}
-	return Percent(math.Round(float64(part)/float64(whole)*1000) / 10)
-}
-
-func errorsIsAny(err error, targets ...error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
 }

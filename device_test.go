@@ -113,7 +113,7 @@ func TestDeviceMetricsMatchTheFleet(t *testing.T) {
 		got, want string
 	}{
 		{"name", s.Name.String(), g.Name()},
-		{"uuid", s.UUID, g.UUID()},
+		{"uuid", s.UUID.String(), g.UUID()},
 		{"bus id", s.BusID.String(), g.BusID()},
 		{"serial", s.Serial.String(), g.Serial()},
 		{"gpu utilization", s.GPUUtilization.String(), "37%"},
@@ -123,7 +123,7 @@ func TestDeviceMetricsMatchTheFleet(t *testing.T) {
 		{"sm clock", s.SMClock.String(), "1980MHz"},
 		{"video clock", s.VideoClock.String(), "1545MHz"},
 		{"performance state", s.PerformanceState.String(), "P0"},
-		{"ecc", s.VolatileUncorrectedECC.String(), "3"},
+		{"ecc", s.TotalVolatileUncorrectedECCErrors.String(), "3"},
 		{"compute mode", s.ComputeMode.String(), "Exclusive Process"},
 		{"persistence", s.PersistenceMode.String(), "On"},
 		{"fan of an SXM board", s.FanSpeed.String(), "N/A"},
@@ -188,8 +188,8 @@ func TestUnifiedMemoryIsSaidExplicitly(t *testing.T) {
 	fleet.GPU(0).Unsupported("memory")
 	d, _ := lib.DeviceByIndex(0)
 	s := d.Snapshot(nvgo.FieldMemory)
-	if !s.UnifiedMemory {
-		t.Fatal("UnifiedMemory = false for a GPU whose memory info is not supported")
+	if !s.UnifiedMemory.Or(false) {
+		t.Fatalf("UnifiedMemory = %v for a GPU whose memory info is not supported", s.UnifiedMemory)
 	}
 	if !s.MemoryUsed.IsNA() || !errors.Is(s.MemoryUsed.Err(), nvgo.ErrUnifiedMemory) {
 		t.Fatalf("MemoryUsed = %v (%v), want N/A because of unified memory", s.MemoryUsed, s.MemoryUsed.Err())
@@ -236,12 +236,12 @@ func TestTotalEnergyConsumptionIsACounter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, ok := d.Snapshot(nvgo.FieldPower).TotalEnergy.Get()
+	before, ok := d.Snapshot(nvgo.FieldPower).TotalEnergyConsumption.Get()
 	if !ok {
 		t.Fatal("no energy reading")
 	}
 	fleet.Advance(10 * time.Second)
-	after := d.Snapshot(nvgo.FieldPower).TotalEnergy
+	after := d.Snapshot(nvgo.FieldPower).TotalEnergyConsumption
 	if got := after.Or(0) - before; got != 720_000 {
 		t.Errorf("energy over 10 s at 72 W = %v mJ; want 720000", uint64(got))
 	}
@@ -253,7 +253,7 @@ func TestTotalEnergyConsumptionIsACounter(t *testing.T) {
 		t.Fatal(err)
 	}
 	fleet.GPU(0).Lose()
-	if v := d0.Snapshot(nvgo.FieldPower).TotalEnergy; !v.IsNA() || v.Reason() != nvgo.GPULost {
+	if v := d0.Snapshot(nvgo.FieldPower).TotalEnergyConsumption; !v.IsNA() || v.Reason() != nvgo.GPULost {
 		t.Errorf("a lost GPU's energy = %v (%v); want N/A (GPU lost)", v, v.Reason())
 	}
 }

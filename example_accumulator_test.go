@@ -32,7 +32,7 @@ func ExampleLibrary_StartAccumulator() {
 	}
 	iv, _ := nvgo.Delta(prev, reader.Read())
 	for _, g := range iv.GPUs {
-		fmt.Printf("GPU %d: %v busy, %v memory busy, %v used\n", g.Index, g.GPUBusy, g.MemoryBusy, g.MemoryUsed)
+		fmt.Printf("GPU %d: %v busy, %v memory busy, %v used\n", g.Index, g.GPUUtilization, g.MemoryUtilization, g.MemoryUsed)
 		for _, p := range g.Processes {
 			fmt.Printf("  pid %d (%s): %v of memory over %d ticks\n", p.PID, p.Type, p.GPUMemory, p.Samples)
 		}

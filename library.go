@@ -2,6 +2,7 @@ package nvgo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -43,7 +44,7 @@ type Library struct {
 	devices  []*Device   // by NVML index; nil until enumerated
 
 	verOnce sync.Once
-	ver     [3]string
+	ver     [3]Value[string]
 
 	probes probeMemo // answers of the CUDA driver, by question
 }
@@ -362,4 +363,13 @@ func TakeSnapshot(ctx context.Context, opts ...SnapshotOption) (*Snapshot, error
 // driver here (no library, driver not loaded, version mismatch, no cgo).
 func IsNVMLUnavailable(err error) bool {
 	return errorsIsAny(err, ErrLibraryNotFound, ErrDriverNotLoaded, ErrDriverMismatch, ErrBuiltWithoutCGO, nverr.ErrUninitialized)
+}
+
+func errorsIsAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
 }

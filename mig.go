@@ -222,17 +222,21 @@ func (d *Device) LeafDevices() ([]*Device, error) {
 
 // describe fills the MIG identity of a MIG device's snapshot.
 func (m *MigDevice) describe(s *DeviceSnapshot) {
-	ptr := func(v Value[int]) *int {
-		if x, ok := v.Get(); ok {
-			return &x
-		}
-		return nil
-	}
-	s.MIGIndex = ptr(Some(m.slot))
-	s.GPUInstanceID = ptr(m.GPUInstanceID())
-	s.ComputeInstanceID = ptr(m.ComputeInstanceID())
-	s.MIGProfile = m.Profile().Or("")
-	s.ParentUUID = m.parent.UUID().Or("")
+	s.MIGIndex = Some(m.slot)
+	s.GPUInstanceID = m.GPUInstanceID()
+	s.ComputeInstanceID = m.ComputeInstanceID()
+	s.MIGProfile = m.Profile()
+	s.ParentUUID = m.parent.UUID()
+}
+
+// errNotMIG explains the MIG identity of a physical GPU's snapshot.
+var errNotMIG = fmt.Errorf("not a MIG device: %w", ErrNotSupported)
+
+// describeNotMIG fills the MIG identity of a physical GPU's snapshot: N/A.
+func describeNotMIG(s *DeviceSnapshot) {
+	na := NA[int](NotSupported, errNotMIG)
+	s.MIGIndex, s.GPUInstanceID, s.ComputeInstanceID = na, na, na
+	s.MIGProfile, s.ParentUUID = NA[string](NotSupported, errNotMIG), NA[string](NotSupported, errNotMIG)
 }
 
 // readMIG snapshots the MIG devices of a GPU with MIG on, with the same
@@ -252,7 +256,7 @@ func (d *Device) readMIG(r *reader, s *DeviceSnapshot, hosts *hostMemo) {
 	migs, err := enumerate(r.h)
 	if r.check(err) != nil || migs == nil {
 		if err != nil {
-			s.MIGDevicesError = err.Error()
+			s.MIGDevicesErr, s.MIGDevicesError = err, err.Error()
 		}
 		return
 	}

@@ -83,7 +83,7 @@ func TestMIGMetricsNotKeptPerInstanceAreNA(t *testing.T) {
 	}{
 		"GPUUtilization": m.GPUUtilization(), "Temperature": m.Temperature(), "PowerUsage": m.PowerUsage(),
 		"SMClock": m.SMClock(), "FanSpeed": m.FanSpeed(), "PerformanceState": m.PerformanceState(),
-		"MaxSMClock": m.MaxSMClock(), "NVLinkLinkCount": m.NVLinkLinkCount(),
+		"MaxSMClock": m.MaxSMClock(), "NVLinkCount": m.NVLinkCount(),
 	} {
 		if !v.IsNA() || v.Reason() != nvgo.NotSupported {
 			t.Errorf("%s = %v, want N/A (not supported)", name, v)
@@ -143,7 +143,7 @@ func TestMIGSnapshot(t *testing.T) {
 		t.Errorf("GPU 0 lists %d processes itself; with MIG they belong to its MIG devices", len(g.Processes))
 	}
 	m := g.MIGDevices[2]
-	if m.MIGIndex == nil || *m.MIGIndex != 3 || m.ParentUUID != g.UUID || m.MIGProfile != "1g.10gb" || m.UUID != fleet.GPU(0).MIGDevice(3).UUID() {
+	if m.MIGIndex.Or(-1) != 3 || m.ParentUUID != g.UUID || m.MIGProfile.Or("") != "1g.10gb" || m.UUID.Or("") != fleet.GPU(0).MIGDevice(3).UUID() {
 		t.Errorf("MIG snapshot identity: index %v parent %q profile %q uuid %q", m.MIGIndex, m.ParentUUID, m.MIGProfile, m.UUID)
 	}
 	if !m.Temperature.IsNA() || m.Temperature.Reason() != nvgo.NotSupported {
@@ -157,7 +157,7 @@ func TestMIGSnapshot(t *testing.T) {
 	if !strings.Contains(string(b), `"mig_index":3`) || !strings.Contains(string(b), `"mig_profile":"1g.10gb"`) {
 		t.Errorf("JSON lacks the MIG identity: %.300s", b)
 	}
-	if snap.Devices[2].MIGDevices != nil || snap.Devices[2].MIGIndex != nil {
+	if snap.Devices[2].MIGDevices != nil || !snap.Devices[2].MIGIndex.IsNA() || !snap.Devices[2].MIGProfile.IsNA() {
 		t.Errorf("GPU 2 (MIG off) snapshot carries MIG data")
 	}
 }

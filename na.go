@@ -169,7 +169,8 @@ func (x Value[T]) String() string {
 }
 
 // Format implements fmt.Formatter so that %v, %s and width flags print "N/A"
-// for an N/A value and the value's own formatting otherwise.
+// for an N/A value and the value's own formatting otherwise (%s as %v, so
+// that a number prints as one).
 func (x Value[T]) Format(f fmt.State, verb rune) {
 	if !x.ok {
 		s := "N/A"
@@ -184,6 +185,9 @@ func (x Value[T]) Format(f fmt.State, verb rune) {
 		}
 		fmt.Fprint(f, s)
 		return
+	}
+	if verb == 's' {
+		verb = 'v'
 	}
 	fmt.Fprintf(f, fmt.FormatString(f, verb), x.v)
 }

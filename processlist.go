@@ -60,9 +60,9 @@ func listProcesses(r *reader, hosts *hostProcessTable, buf []listedProcess) ([]l
 	if errC != nil && errG != nil {
 		return nil, errors.Join(errC, errG)
 	}
-	if r.lost == nil && mpsServerListed(compute, hosts) && r.d.caps.known(opMPS) == nil {
+	if r.lost == nil && mpsServerListed(compute, hosts) && r.d.reads.known(opMPS) == nil {
 		clients, err := h.MPSProcesses()
-		r.d.caps.note(opMPS, err)
+		r.d.reads.note(opMPS, err)
 		r.check(err)
 		merge(clients, ProcessCompute)
 	}

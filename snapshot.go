@@ -9,22 +9,27 @@ import (
 // never reaches back to the driver. Marshalled to JSON it is
 // {"timestamp": …, "driver_version": …, "devices": [{…, "processes": […]}]}.
 type Snapshot struct {
-	Timestamp         time.Time        `json:"timestamp"`
-	DriverVersion     string           `json:"driver_version"`
-	CUDADriverVersion string           `json:"cuda_driver_version"`
-	NVMLVersion       string           `json:"nvml_version"`
+	Timestamp time.Time `json:"timestamp"`
+	// DriverVersion, CUDADriverVersion and NVMLVersion are as the Library
+	// methods of those names return them, N/A with the reason they could
+	// not be read.
+	DriverVersion     Value[string]    `json:"driver_version"`
+	CUDADriverVersion Value[string]    `json:"cuda_driver_version"`
+	NVMLVersion       Value[string]    `json:"nvml_version"`
 	Fields            Fields           `json:"-"`
 	Devices           []DeviceSnapshot `json:"devices"`
 }
 
-// DeviceSnapshot is one GPU at one moment. Metrics outside the snapshot's
-// Fields are N/A with reason NotReported. JSON keys follow nvitop's snapshot
-// keys; N/A is null.
+// DeviceSnapshot is one GPU (or MIG device) at one moment. Metrics outside
+// the snapshot's Fields are N/A with reason NotReported. JSON keys follow
+// nvitop's snapshot keys; N/A is null. Each metric is described by the
+// DeviceMetric whose Name is its JSON key (DeviceMetrics lists them), and
+// read live by the Device method of the same name.
 type DeviceSnapshot struct {
-	Timestamp time.Time `json:"timestamp"`
-	Fields    Fields    `json:"-"`
-	Index     int       `json:"index"`
-	UUID      string    `json:"uuid"`
+	Timestamp time.Time     `json:"timestamp"`
+	Fields    Fields        `json:"-"`
+	Index     int           `json:"index"`
+	UUID      Value[string] `json:"uuid"`
 	// Err is why the GPU as a whole could not be read (e.g. ErrGPULost);
 	// Error is its text in JSON.
 	Err   error  `json:"-"`
@@ -36,7 +41,7 @@ type DeviceSnapshot struct {
 	MinorNumber           Value[int]               `json:"minor_number"`
 	CUDAComputeCapability Value[ComputeCapability] `json:"cuda_compute_capability"`
 
-	UnifiedMemory  bool           `json:"unified_memory"`
+	UnifiedMemory  Value[bool]    `json:"unified_memory"`
 	MemoryTotal    Value[Bytes]   `json:"memory_total"`
 	MemoryUsed     Value[Bytes]   `json:"memory_used"`
 	MemoryFree     Value[Bytes]   `json:"memory_free"`
@@ -64,37 +69,41 @@ type DeviceSnapshot struct {
 	Temperature Value[Celsius]    `json:"temperature"`
 	PowerUsage  Value[MilliWatts] `json:"power_usage"`
 	PowerLimit  Value[MilliWatts] `json:"power_limit"`
-	// TotalEnergy is the energy the GPU used since the driver loaded
-	// (Volta and later), a counter: difference two readings.
-	TotalEnergy Value[MilliJoules] `json:"total_energy_consumption"`
+	// TotalEnergyConsumption is the energy the GPU used since the driver
+	// loaded (Volta and later), a counter: difference two readings.
+	TotalEnergyConsumption Value[MilliJoules] `json:"total_energy_consumption"`
 
-	PCIeTX   Value[KiBPerSecond] `json:"pcie_tx_throughput"`
-	PCIeRX   Value[KiBPerSecond] `json:"pcie_rx_throughput"`
-	NVLinkTX Value[KiBPerSecond] `json:"nvlink_tx_throughput"`
-	NVLinkRX Value[KiBPerSecond] `json:"nvlink_rx_throughput"`
+	PCIeTXThroughput   Value[KiBPerSecond] `json:"pcie_tx_throughput"`
+	PCIeRXThroughput   Value[KiBPerSecond] `json:"pcie_rx_throughput"`
+	NVLinkTXThroughput Value[KiBPerSecond] `json:"nvlink_tx_throughput"`
+	NVLinkRXThroughput Value[KiBPerSecond] `json:"nvlink_rx_throughput"`
+	NVLinkCount        Value[int]          `json:"nvlink_count"`
 
-	VolatileUncorrectedECC Value[uint64]      `json:"total_volatile_uncorrected_ecc_errors"`
-	PerformanceState       Value[PState]      `json:"performance_state"`
-	DisplayActive          Value[OnOff]       `json:"display_active"`
-	DisplayMode            Value[OnOff]       `json:"display_mode"`
-	PersistenceMode        Value[OnOff]       `json:"persistence_mode"`
-	ComputeMode            Value[ComputeMode] `json:"compute_mode"`
-	MIGMode                Value[OnOff]       `json:"mig_mode"`
-	MIGModePending         Value[OnOff]       `json:"mig_mode_pending"`
+	TotalVolatileUncorrectedECCErrors Value[uint64]      `json:"total_volatile_uncorrected_ecc_errors"`
+	PerformanceState                  Value[PState]      `json:"performance_state"`
+	DisplayActive                     Value[OnOff]       `json:"display_active"`
+	DisplayMode                       Value[OnOff]       `json:"display_mode"`
+	PersistenceMode                   Value[OnOff]       `json:"persistence_mode"`
+	ComputeMode                       Value[ComputeMode] `json:"compute_mode"`
+	MIGMode                           Value[OnOff]       `json:"mig_mode"`
+	MIGModePending                    Value[OnOff]       `json:"mig_mode_pending"`
 
-	// MIG identity, set only on a MIG device's snapshot (Index is then the
-	// parent GPU's NVML index).
-	MIGIndex          *int   `json:"mig_index,omitempty"`
-	GPUInstanceID     *int   `json:"gpu_instance_id,omitempty"`
-	ComputeInstanceID *int   `json:"compute_instance_id,omitempty"`
-	MIGProfile        string `json:"mig_profile,omitempty"`
-	ParentUUID        string `json:"parent_uuid,omitempty"`
+	// MIG identity, real only on a MIG device's snapshot (Index is then
+	// the parent GPU's NVML index); N/A (NotSupported) on a physical GPU.
+	MIGIndex          Value[int]    `json:"mig_index"`
+	GPUInstanceID     Value[int]    `json:"gpu_instance_id"`
+	ComputeInstanceID Value[int]    `json:"compute_instance_id"`
+	MIGProfile        Value[string] `json:"mig_profile"`
+	ParentUUID        Value[string] `json:"parent_uuid"`
 
 	// MIGDevices are the MIG devices of a GPU with MIG on, read with the
 	// same groups, when FieldMIGDevices was asked for. Their processes are
 	// listed under them, and the GPU's own Processes is then nil.
-	MIGDevices      []DeviceSnapshot `json:"mig_devices,omitempty"`
-	MIGDevicesError string           `json:"mig_devices_error,omitempty"`
+	MIGDevices []DeviceSnapshot `json:"mig_devices,omitempty"`
+	// MIGDevicesErr is why the MIG devices could not be listed;
+	// MIGDevicesError is its text in JSON.
+	MIGDevicesErr   error  `json:"-"`
+	MIGDevicesError string `json:"mig_devices_error,omitempty"`
 
 	// VirtualizationMode and VgpuInstances are read with
 	// FieldVgpuInstances. VgpuInstances is nil (JSON null) unless the GPU is
@@ -226,11 +235,72 @@ func (l *Library) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapsh
 
 // versions returns the driver, CUDA and NVML versions, read once per Library
 // (they cannot change while NVML is loaded).
-func (l *Library) versions() (driver, cuda, nvmlv string) {
+func (l *Library) versions() (driver, cuda, nvmlv Value[string]) {
 	l.verOnce.Do(func() {
-		l.ver[0], _ = l.DriverVersion()
-		l.ver[1], _ = l.CUDADriverVersion()
-		l.ver[2], _ = l.NVMLVersion()
+		l.ver[0] = FromErr(l.DriverVersion())
+		l.ver[1] = FromErr(l.CUDADriverVersion())
+		l.ver[2] = FromErr(l.NVMLVersion())
 	})
 	return l.ver[0], l.ver[1], l.ver[2]
+}
+
+// read makes one pass over the groups f. It never fails as a whole: what
+// cannot be read is N/A with its reason, and s.Err says why the device as a
+// whole could not be read (e.g. ErrGPULost).
+func (d *Device) read(f Fields, hosts *hostMemo) DeviceSnapshot {
+	var s DeviceSnapshot
+	d.readInto(&s, f, hosts)
+	return s
+}
+
+// readInto is read into *dst (of a Snapshot, say), which it overwrites.
+func (d *Device) readInto(dst *DeviceSnapshot, f Fields, hosts *hostMemo) {
+	if hosts == nil {
+		hosts = newHostMemo(d.lib.clock.Now())
+	}
+	*dst = DeviceSnapshot{Timestamp: hosts.stamp, Index: d.index, Fields: f}
+	s := dst
+	s.UUID = d.UUID()
+	s.Name = d.Name()
+	s.BusID = d.BusID()
+	s.Serial = d.Serial()
+	s.MinorNumber = d.MinorNumber()
+	s.CUDAComputeCapability = d.CUDAComputeCapability()
+	if d.mig != nil {
+		d.mig.describe(s)
+		// What NVML keeps only per GPU is N/A here, without asking.
+		s.fillNA(f&^migFields, errNotOnMIG)
+		f &= migFields
+	} else {
+		describeNotMIG(s)
+	}
+
+	h, err := d.handle()
+	if err != nil {
+		s.setErr(err)
+		s.fillNA(f, err)
+		return
+	}
+	r := newReader(d, h, hosts.stamp)
+	defer r.release()
+	r.readMetrics(s, f)
+	if f&FieldMIGDevices != 0 && d.mig == nil {
+		d.readMIG(r, s, hosts)
+	}
+	if f&FieldProcesses != 0 && s.MIGDevices == nil {
+		if r.lost != nil {
+			s.ProcessesErr = r.lost
+		} else {
+			s.Processes, s.ProcessesErr = d.readProcesses(r, s.MemoryTotal, hosts)
+		}
+		if s.ProcessesErr != nil {
+			s.ProcessesError = s.ProcessesErr.Error()
+		}
+	}
+	if f&FieldVgpuInstances != 0 && d.mig == nil {
+		d.readVgpus(r, s)
+	}
+	if r.lost != nil {
+		s.setErr(r.lost)
+	}
 }

@@ -66,7 +66,7 @@ func startDaemon(ctx context.Context, lib *nvgo.Library, cfg config) (*daemon, e
 	var reserved []nvgo.Bytes // by GPU position
 	first := acc.Counters()
 	for _, g := range first.GPUs {
-		d.types = append(d.types, gpuType{BusID: g.BusID, Name: g.Name, Tasks: tasks[g.Index]})
+		d.types = append(d.types, gpuType{BusID: g.BusID.Or(""), Name: g.Name.Or(""), Tasks: tasks[g.Index]})
 		reserved = append(reserved, reservedByIndex[g.Index])
 	}
 	typesReply := frame(typesBody(d.types))

@@ -172,13 +172,13 @@ func statsBody(gpus []nvgo.GPUCounters) (body []byte, unsent [][]nvgo.ProcessCou
 func gpuSection(g *nvgo.GPUCounters) []byte {
 	b := []byte{'@'}
 	b = appendInts(b,
-		percent(g.GPUBusy.Last, g.GPUBusy.Sum),
-		percent(g.MemoryBusy.Last, g.MemoryBusy.Sum),
+		percent(g.GPUUtilization.Last, g.GPUUtilization.Sum),
+		percent(g.MemoryUtilization.Last, g.MemoryUtilization.Sum),
 		kib(g.MemoryTotal),
 		kib(g.MemoryUsed.Last),
 		clampInt(g.Samples),
-		sum(g.GPUBusy.Sum),
-		sum(g.MemoryBusy.Sum),
+		sum(g.GPUUtilization.Sum),
+		sum(g.MemoryUtilization.Sum),
 		kibSum(g.MemoryUsed.SumKiB),
 	)
 	return b

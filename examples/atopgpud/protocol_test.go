@@ -146,13 +146,13 @@ func proc(pid int, mem nvgo.MemoryCounter) nvgo.ProcessCounters {
 // h100 is the GPU of the protocol note's worked example (§11).
 func h100() nvgo.GPUCounters {
 	return nvgo.GPUCounters{
-		BusID: "0000:17:00.0", Name: "NVIDIA H100 80GB HBM3",
-		Samples:     120,
-		GPUBusy:     util(37, 4200, 120),
-		MemoryBusy:  util(12, 1500, 120),
-		MemoryUsed:  memory(gib, 125829120, 120),
-		MemoryTotal: nvgo.Some(nvgo.Bytes(83516416 * 1024)),
-		Processes:   []nvgo.ProcessCounters{proc(16911, memory(gib, 10485760, 10))},
+		BusID: nvgo.Some("0000:17:00.0"), Name: nvgo.Some("NVIDIA H100 80GB HBM3"),
+		Samples:           120,
+		GPUUtilization:    util(37, 4200, 120),
+		MemoryUtilization: util(12, 1500, 120),
+		MemoryUsed:        memory(gib, 125829120, 120),
+		MemoryTotal:       nvgo.Some(nvgo.Bytes(83516416 * 1024)),
+		Processes:         []nvgo.ProcessCounters{proc(16911, memory(gib, 10485760, 10))},
 	}
 }
 
@@ -277,7 +277,7 @@ func TestStatsBodyFormatsCountersAsUpstreamDoes(t *testing.T) {
 		{
 			name: "a utilization the GPU never reported is -1 now and cum",
 			gpus: withGPU(func(g *nvgo.GPUCounters) {
-				g.GPUBusy, g.MemoryBusy = unsupportedUtil(), unsupportedUtil()
+				g.GPUUtilization, g.MemoryUtilization = unsupportedUtil(), unsupportedUtil()
 				g.Processes = nil
 			}),
 			want: "@-1 -1 83516416 1048576 120 -1 -1 125829120",
@@ -285,7 +285,7 @@ func TestStatsBodyFormatsCountersAsUpstreamDoes(t *testing.T) {
 		{
 			name: "a utilization that failed only now is -1 now, its sum stays",
 			gpus: withGPU(func(g *nvgo.GPUCounters) {
-				g.GPUBusy.Last = nvgo.NA[nvgo.Percent](nvgo.NotReported, nil)
+				g.GPUUtilization.Last = nvgo.NA[nvgo.Percent](nvgo.NotReported, nil)
 				g.Processes = nil
 			}),
 			want: "@-1 12 83516416 1048576 120 4200 1500 125829120",
@@ -302,8 +302,8 @@ func TestStatsBodyFormatsCountersAsUpstreamDoes(t *testing.T) {
 		{
 			name: "percentages are rounded down, sums after absorbing float error",
 			gpus: withGPU(func(g *nvgo.GPUCounters) {
-				g.GPUBusy = util(37.9, 4199.9999999, 120)
-				g.MemoryBusy = util(12.5, 1500.7, 120)
+				g.GPUUtilization = util(37.9, 4199.9999999, 120)
+				g.MemoryUtilization = util(12.5, 1500.7, 120)
 				g.Processes = nil
 			}),
 			want: "@37 12 83516416 1048576 120 4200 1500 125829120",
@@ -336,7 +336,7 @@ func TestStatsBodyFormatsCountersAsUpstreamDoes(t *testing.T) {
 					g.Processes = []nvgo.ProcessCounters{proc(30, memory(gib, 1024, 1)), proc(4, memory(2*gib, 2048, 1))}
 					return g
 				}(),
-				{Samples: 1, GPUBusy: util(0, 0, 1), MemoryBusy: util(0, 0, 1), MemoryUsed: memory(0, 0, 1), MemoryTotal: nvgo.Some(nvgo.Bytes(gib))},
+				{Samples: 1, GPUUtilization: util(0, 0, 1), MemoryUtilization: util(0, 0, 1), MemoryUsed: memory(0, 0, 1), MemoryTotal: nvgo.Some(nvgo.Bytes(gib))},
 			},
 			want: "@37 12 83516416 1048576 120 4200 1500 125829120#A 4 -1 -1 -1 2097152 2048 1#A 30 -1 -1 -1 1048576 1024 1@0 0 1048576 0 1 0 0 0",
 		},

@@ -284,8 +284,9 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 				if g.Free() != fg.Free() {
 					t.Errorf("GPU %d: free %v on the fleet page, %v on the node", i, fg.Free(), g.Free())
 				}
-				if fg.MemUsedMiB == nil || g.MemUsedMiB == nil || math.Abs(*fg.MemUsedMiB-*g.MemUsedMiB) > 1 {
-					t.Errorf("GPU %d: memory used %v on the fleet page, %v on the node", i, fg.MemUsedMiB, g.MemUsedMiB)
+				used, ok := g.Metrics["memory_used"]
+				if fg.MemUsedMiB == nil || !ok || math.Abs(*fg.MemUsedMiB-used/(1<<20)) > 1 {
+					t.Errorf("GPU %d: memory used %v MiB on the fleet page, %v B on the node", i, fg.MemUsedMiB, g.Metrics["memory_used"])
 				}
 				var want []string
 				for _, u := range g.Users {
@@ -316,8 +317,8 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 						t.Errorf("node-c GPU %d: users %+v; want %s with %d real processes and a start time", gpu, us, me.Username, n)
 					}
 				}
-				if g := nv.GPUs[0]; !g.Averaged || g.GPUUtil == nil || math.Abs(*g.GPUUtil-60) > 1 {
-					t.Errorf("node-c GPU 0: utilization %v (averaged %v); want the driver's mean, 60", g.GPUUtil, g.Averaged)
+				if g := nv.GPUs[0]; !g.Averaged || g.Metric("gpu_utilization") == nil || math.Abs(*g.Metric("gpu_utilization")-60) > 1 {
+					t.Errorf("node-c GPU 0: utilization %v (averaged %v); want the driver's mean, 60", g.Metrics["gpu_utilization"], g.Averaged)
 				}
 			}
 			totalGPUs += len(fn.GPUs)

@@ -9,19 +9,62 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nvgo/nvgo"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
 
-// meanNote ends the help of every utilization family: what the figure is.
+// meanNote ends the help of the utilization families the accumulator
+// averages: what the figure is.
 const meanNote = " Mean over the time since the previous scrape, from the driver's sample buffers (not one instantaneous reading)."
 
+// dcgmNames are dcgm-exporter's names of nvgo's device metrics (its
+// etc/default-counters.csv and DCGM's field list); every other reading is
+// left out of the metrics (the node page and its JSON have them all).
+var dcgmNames = map[string]string{
+	"gpu_utilization":                       "DCGM_FI_DEV_GPU_UTIL",
+	"memory_utilization":                    "DCGM_FI_DEV_MEM_COPY_UTIL",
+	"encoder_utilization":                   "DCGM_FI_DEV_ENC_UTIL",
+	"decoder_utilization":                   "DCGM_FI_DEV_DEC_UTIL",
+	"memory_free":                           "DCGM_FI_DEV_FB_FREE",
+	"memory_used":                           "DCGM_FI_DEV_FB_USED",
+	"memory_reserved":                       "DCGM_FI_DEV_FB_RESERVED",
+	"temperature":                           "DCGM_FI_DEV_GPU_TEMP",
+	"fan_speed":                             "DCGM_FI_DEV_FAN_SPEED",
+	"power_usage":                           "DCGM_FI_DEV_POWER_USAGE",
+	"total_energy_consumption":              "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+	"sm_clock":                              "DCGM_FI_DEV_SM_CLOCK",
+	"memory_clock":                          "DCGM_FI_DEV_MEM_CLOCK",
+	"pcie_tx_throughput":                    "DCGM_FI_PROF_PCIE_TX_BYTES",
+	"pcie_rx_throughput":                    "DCGM_FI_PROF_PCIE_RX_BYTES",
+	"nvlink_tx_throughput":                  "DCGM_FI_PROF_NVLINK_TX_BYTES",
+	"nvlink_rx_throughput":                  "DCGM_FI_PROF_NVLINK_RX_BYTES",
+	"total_volatile_uncorrected_ecc_errors": "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+}
+
+// dcgmUnit is the unit dcgm-exporter serves a reading of unit u in, and
+// the factor from u to it: frame-buffer sizes in MiB, power in W, rates in
+// B/s.
+func dcgmUnit(u nvgo.Unit) (string, float64) {
+	switch u {
+	case nvgo.UnitBytes:
+		return "MiB", 1.0 / (1 << 20)
+	case nvgo.UnitMilliWatts:
+		return "W", 1.0 / 1000
+	case nvgo.UnitKiBPerSecond:
+		return "B/s", 1024
+	}
+	return string(u), 1
+}
+
 // family is one metric family the exporter serves per GPU (and per MIG
-// device where the driver has the reading).
+// device where the driver has the reading): a reading of the node view
+// under its dcgm-exporter name.
 type family struct {
-	desc  *prometheus.Desc
-	kind  prometheus.ValueType
-	value func(g *gpuView) *float64
+	desc   *prometheus.Desc
+	kind   prometheus.ValueType
+	metric string  // the nvgo metric's name, its key in gpuView.Metrics
+	scale  float64 // from the metric's unit to the family's
 }
 
 // collector serves a node's metrics: dcgm-exporter's families under their
@@ -73,28 +116,26 @@ func nvgoValues(dcgm []string) []string {
 func newCollector(r *reader, hostLabel string, perProcess bool, maxProcesses int) *collector {
 	labels := dcgmLabels(hostLabel)
 	c := &collector{r: r, perProcess: perProcess, maxProcesses: maxProcesses, timeout: 10 * time.Second}
-	add := func(name, help string, kind prometheus.ValueType, value func(g *gpuView) *float64) {
-		c.families = append(c.families, family{prometheus.NewDesc(name, help, labels, nil), kind, value})
+	for _, m := range nvgo.DeviceMetrics() {
+		name, ok := dcgmNames[m.Name]
+		if !ok {
+			continue
+		}
+		unit, scale := dcgmUnit(m.Unit)
+		help := strings.TrimSuffix(m.Help, ".")
+		if unit != "" {
+			help += " (in " + unit + ")"
+		}
+		help += "."
+		if m.Name == "gpu_utilization" || m.Name == "memory_utilization" {
+			help += meanNote
+		}
+		kind := prometheus.GaugeValue
+		if m.Kind == nvgo.KindCounter {
+			kind = prometheus.CounterValue
+		}
+		c.families = append(c.families, family{prometheus.NewDesc(name, help, labels, nil), kind, m.Name, scale})
 	}
-	gauge, counter := prometheus.GaugeValue, prometheus.CounterValue
-	add("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %)."+meanNote, gauge, func(g *gpuView) *float64 { return g.GPUUtil })
-	add("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %)."+meanNote, gauge, func(g *gpuView) *float64 { return g.MemCopyUtil })
-	add("DCGM_FI_DEV_ENC_UTIL", "Encoder utilization (in %), over the driver's last sampling period.", gauge, func(g *gpuView) *float64 { return g.EncUtil })
-	add("DCGM_FI_DEV_DEC_UTIL", "Decoder utilization (in %), over the driver's last sampling period.", gauge, func(g *gpuView) *float64 { return g.DecUtil })
-	add("DCGM_FI_DEV_FB_FREE", "Frame buffer memory free (in MiB).", gauge, func(g *gpuView) *float64 { return g.MemFreeMiB })
-	add("DCGM_FI_DEV_FB_USED", "Frame buffer memory used (in MiB).", gauge, func(g *gpuView) *float64 { return g.MemUsedMiB })
-	add("DCGM_FI_DEV_FB_RESERVED", "Frame buffer memory reserved by the driver (in MiB).", gauge, func(g *gpuView) *float64 { return g.MemReservedMiB })
-	add("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", gauge, func(g *gpuView) *float64 { return g.TempC })
-	add("DCGM_FI_DEV_FAN_SPEED", "Fan speed (in %); no sample on boards without a fan the driver reads.", gauge, func(g *gpuView) *float64 { return g.FanPercent })
-	add("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", gauge, func(g *gpuView) *float64 { return g.PowerW })
-	add("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "Total energy consumption since the driver was last reloaded (in mJ).", counter, func(g *gpuView) *float64 { return g.EnergyMJ })
-	add("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", gauge, func(g *gpuView) *float64 { return g.SMClockMHz })
-	add("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).", gauge, func(g *gpuView) *float64 { return g.MemClockMHz })
-	add("DCGM_FI_PROF_PCIE_TX_BYTES", "PCIe transmit throughput (in B/s), NVML's PCIe counter over its last 20 ms.", gauge, func(g *gpuView) *float64 { return g.PCIeTXBps })
-	add("DCGM_FI_PROF_PCIE_RX_BYTES", "PCIe receive throughput (in B/s), NVML's PCIe counter over its last 20 ms.", gauge, func(g *gpuView) *float64 { return g.PCIeRXBps })
-	add("DCGM_FI_PROF_NVLINK_TX_BYTES", "NVLink transmit throughput, all links (in B/s).", gauge, func(g *gpuView) *float64 { return g.NVLinkTXBps })
-	add("DCGM_FI_PROF_NVLINK_RX_BYTES", "NVLink receive throughput, all links (in B/s).", gauge, func(g *gpuView) *float64 { return g.NVLinkRXBps })
-	add("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Uncorrectable (double-bit) ECC errors since the driver was last reloaded.", counter, func(g *gpuView) *float64 { return g.ECCUncorrected })
 
 	host := []string{hostLabel}
 	c.dcgmNames = labels
@@ -305,8 +346,8 @@ func (e *emitter) emit(v *nodeView) {
 func (e *emitter) emitDevice(g *gpuView, labels []string) {
 	pairs := e.c.labels.pairs(e.c.dcgmNames, labels)
 	for _, f := range e.c.families {
-		if x := f.value(g); x != nil {
-			e.send(f.desc, f.kind, *x, pairs)
+		if x, ok := g.Metrics[f.metric]; ok {
+			e.send(f.desc, f.kind, x*f.scale, pairs)
 		}
 	}
 }

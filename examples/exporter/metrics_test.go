@@ -423,8 +423,11 @@ func TestPagesEscapeEveryString(t *testing.T) {
 	if len(v.GPUs) != 8 || v.Hostname != "node-t" {
 		t.Errorf("JSON: %d GPUs on %q; want 8 on node-t", len(v.GPUs), v.Hostname)
 	}
-	if v.GPUs[0].FanPercent != nil {
-		t.Error("JSON: fan speed on an SXM board; want null (N/A)")
+	if x, ok := v.GPUs[0].Metrics["fan_speed"]; ok {
+		t.Errorf("JSON: fan speed %v on an SXM board; want none (N/A)", x)
+	}
+	if _, ok := v.GPUs[0].Metrics["memory_used"]; !ok || !strings.Contains(page, "total_volatile_uncorrected_ecc_errors") {
+		t.Error("JSON or page lacks a reading: both list every reading that is not N/A")
 	}
 	if strings.Contains(get(t, srv.URL+"/api/node"), "--secret") {
 		t.Error("JSON shows a command line")

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -52,26 +53,13 @@ type gpuView struct {
 	// Err says why the device could not be read (a GPU lost off the bus).
 	Err string `json:"error,omitempty"`
 
-	GPUUtil        *float64 `json:"gpu_utilization_percent"`
-	MemCopyUtil    *float64 `json:"memory_copy_utilization_percent"`
-	EncUtil        *float64 `json:"encoder_utilization_percent"`
-	DecUtil        *float64 `json:"decoder_utilization_percent"`
-	Averaged       bool     `json:"averaged"` // GPUUtil and MemCopyUtil are interval means
-	MemTotalMiB    *float64 `json:"memory_total_mib"`
-	MemUsedMiB     *float64 `json:"memory_used_mib"`
-	MemFreeMiB     *float64 `json:"memory_free_mib"`
-	MemReservedMiB *float64 `json:"memory_reserved_mib"`
-	TempC          *float64 `json:"temperature_celsius"`
-	FanPercent     *float64 `json:"fan_speed_percent"`
-	PowerW         *float64 `json:"power_watts"`
-	EnergyMJ       *float64 `json:"total_energy_millijoules"`
-	SMClockMHz     *float64 `json:"sm_clock_mhz"`
-	MemClockMHz    *float64 `json:"memory_clock_mhz"`
-	PCIeTXBps      *float64 `json:"pcie_tx_bytes_per_second"`
-	PCIeRXBps      *float64 `json:"pcie_rx_bytes_per_second"`
-	NVLinkTXBps    *float64 `json:"nvlink_tx_bytes_per_second"`
-	NVLinkRXBps    *float64 `json:"nvlink_rx_bytes_per_second"`
-	ECCUncorrected *float64 `json:"volatile_uncorrected_ecc_errors"`
+	// Metrics are the device's readings by nvgo metric name
+	// (nvgo.DeviceMetrics), each in its metric's unit; a reading that is
+	// N/A is not there.
+	Metrics map[string]float64 `json:"metrics"`
+	// Averaged is set when gpu_utilization and memory_utilization are the
+	// means over the interval, not the driver's last sample.
+	Averaged bool `json:"averaged"`
 
 	Processes []processView `json:"processes"`
 	Users     []userView    `json:"users"`
@@ -165,10 +153,10 @@ func (r *reader) read(ctx context.Context, c *cursor) nodeView {
 		v.Duration = time.Since(start)
 		return v
 	}
-	v.Driver, v.CUDA = snap.DriverVersion, snap.CUDADriverVersion
+	v.Driver, v.CUDA = snap.DriverVersion.Or(""), snap.CUDADriverVersion.Or("")
 	for i := range snap.Devices {
 		ds := &snap.Devices[i]
-		g := gpuOf(ds, iv.GPU(ds.UUID))
+		g := gpuOf(ds, iv.GPU(ds.Index))
 		for j := range ds.MIGDevices {
 			g.MIGs = append(g.MIGs, gpuOf(&ds.MIGDevices[j], nil))
 		}
@@ -181,7 +169,7 @@ func (r *reader) read(ctx context.Context, c *cursor) nodeView {
 // gpuOf turns a device's snapshot into a view, with the interval's means of
 // mean when known.
 func gpuOf(ds *nvgo.DeviceSnapshot, mean *nvgo.GPUInterval) gpuView {
-	g := gpuView{Index: ds.Index, UUID: ds.UUID, Name: ds.Name.Or(""), BusID: ds.BusID.Or("")}
+	g := gpuView{Index: ds.Index, UUID: ds.UUID.Or(""), Name: ds.Name.Or(""), BusID: ds.BusID.Or("")}
 	if ds.Err != nil {
 		g.Err = ds.Err.Error()
 		return g
@@ -195,34 +183,42 @@ func gpuOf(ds *nvgo.DeviceSnapshot, mean *nvgo.GPUInterval) gpuView {
 			g.MIGMode = "enabled"
 		}
 	}
-	if ds.MIGIndex != nil {
-		g.MIGProfile, g.GPUInstanceID = ds.MIGProfile, ds.GPUInstanceID
+	g.MIGProfile = ds.MIGProfile.Or("")
+	if gi, ok := ds.GPUInstanceID.Get(); ok {
+		g.GPUInstanceID = &gi
 	}
-	percent := func(p nvgo.Percent) float64 { return float64(p) }
-	mib := func(b nvgo.Bytes) float64 { return b.MiB() }
-	bps := func(k nvgo.KiBPerSecond) float64 { return float64(k) * 1024 }
-	mhz := func(m nvgo.MHz) float64 { return float64(m) }
-	g.GPUUtil, g.MemCopyUtil = num(ds.GPUUtilization, percent), num(ds.MemoryUtilization, percent)
-	if mean != nil && mean.Err == nil && !mean.GPUBusy.IsNA() {
-		g.GPUUtil, g.MemCopyUtil, g.Averaged = num(mean.GPUBusy, percent), num(mean.MemoryBusy, percent), true
+	g.Metrics = make(map[string]float64, len(metrics))
+	for _, m := range metrics {
+		if x, ok := m.Value(ds).Get(); ok && !math.IsNaN(x) && !math.IsInf(x, 0) {
+			g.Metrics[m.Name] = x
+		}
 	}
-	g.EncUtil, g.DecUtil = num(ds.EncoderUtilization, percent), num(ds.DecoderUtilization, percent)
-	g.MemTotalMiB, g.MemUsedMiB = num(ds.MemoryTotal, mib), num(ds.MemoryUsed, mib)
-	g.MemFreeMiB, g.MemReservedMiB = num(ds.MemoryFree, mib), num(ds.MemoryReserved, mib)
-	g.TempC = num(ds.Temperature, func(c nvgo.Celsius) float64 { return float64(c) })
-	g.FanPercent = num(ds.FanSpeed, percent)
-	g.PowerW = num(ds.PowerUsage, nvgo.MilliWatts.Watts)
-	g.EnergyMJ = num(ds.TotalEnergy, func(e nvgo.MilliJoules) float64 { return float64(e) })
-	g.SMClockMHz, g.MemClockMHz = num(ds.SMClock, mhz), num(ds.MemoryClock, mhz)
-	g.PCIeTXBps, g.PCIeRXBps = num(ds.PCIeTX, bps), num(ds.PCIeRX, bps)
-	g.NVLinkTXBps, g.NVLinkRXBps = num(ds.NVLinkTX, bps), num(ds.NVLinkRX, bps)
-	g.ECCUncorrected = num(ds.VolatileUncorrectedECC, func(n uint64) float64 { return float64(n) })
+	if mean != nil && mean.Err == nil && !mean.GPUUtilization.IsNA() {
+		g.Averaged = true
+		for name, v := range map[string]nvgo.Value[nvgo.Percent]{"gpu_utilization": mean.GPUUtilization, "memory_utilization": mean.MemoryUtilization} {
+			delete(g.Metrics, name)
+			if x, ok := v.Get(); ok {
+				g.Metrics[name] = float64(x)
+			}
+		}
+	}
 	if ds.ProcessesErr != nil {
 		g.ProcessesErr = ds.ProcessesErr.Error()
 	}
 	g.Processes = processesOf(ds.Processes, mean)
 	g.Users = usersOf(g.Processes)
 	return g
+}
+
+// metrics are the readings a view carries: every one nvgo has.
+var metrics = nvgo.DeviceMetrics()
+
+// Metric returns the view's reading called name, or nil when it is N/A.
+func (g *gpuView) Metric(name string) *float64 {
+	if x, ok := g.Metrics[name]; ok {
+		return &x
+	}
+	return nil
 }
 
 // processesOf turns a device's processes into views, in PID order, with
@@ -243,8 +239,8 @@ func processesOf(ps []nvgo.GpuProcessSnapshot, mean *nvgo.GPUInterval) []process
 		if t, ok := p.CreateTime.Get(); ok {
 			pv.Started = &t
 		}
-		if pi := mean.Running(p.PID); pi != nil && !pi.SMUtilization.IsNA() {
-			pv.SM = num(pi.SMUtilization, func(x nvgo.Percent) float64 { return float64(x) })
+		if pi := mean.Running(p.PID); pi != nil && !pi.GPUSMUtilization.IsNA() {
+			pv.SM = num(pi.GPUSMUtilization, func(x nvgo.Percent) float64 { return float64(x) })
 		}
 		out = append(out, pv)
 	}

@@ -8,8 +8,11 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nvgo/nvgo"
 )
 
 // pageRefresh is how often the pages reload themselves.
@@ -28,6 +31,8 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .bar{display:inline-block;width:80px;height:.7em;background:#e5e5e5;margin-right:.4em;vertical-align:middle}
 .bar i{display:block;height:100%;background:#4a7bd0}
 code{font-size:.95em}
+details summary{cursor:pointer;color:#666}
+table.readings{margin:.3em 0 0;width:auto}table.readings td{border:0;padding:.1em .6em}
 `
 
 // funcs are the templates' helpers; every string goes through html/template,
@@ -52,6 +57,14 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%.0f %%", *x)
 	},
 	"mib": func(x float64) string { return fmt.Sprintf("%.0f", x) },
+	"inMiB": func(x *float64) *float64 {
+		if x == nil {
+			return nil
+		}
+		y := *x / (1 << 20)
+		return &y
+	},
+	"readings": readingsOf,
 	"since": func(t *time.Time, now time.Time) string {
 		if t == nil {
 			return "N/A"
@@ -65,6 +78,38 @@ var funcs = template.FuncMap{
 		}
 		return strings.Join(s, ", ")
 	},
+}
+
+// reading is one line of a GPU's "every reading" list.
+type reading struct{ Name, Value, Help string }
+
+// readingsOf lists the readings of g that are not N/A, in nvgo's order of
+// metrics, each written in its unit.
+func readingsOf(g gpuView) []reading {
+	var out []reading
+	for _, m := range metrics {
+		if x, ok := g.Metrics[m.Name]; ok {
+			out = append(out, reading{m.Name, formatReading(x, m), m.Help})
+		}
+	}
+	return out
+}
+
+// formatReading writes x, a reading of m, as a person reads it.
+func formatReading(x float64, m nvgo.DeviceMetric) string {
+	switch m.Unit {
+	case nvgo.UnitBytes:
+		return nvgo.Bytes(x).String()
+	case nvgo.UnitKiBPerSecond:
+		return nvgo.KiBPerSecond(x).String()
+	case nvgo.UnitMilliWatts:
+		return fmt.Sprintf("%.1f W", x/1000)
+	case nvgo.UnitPercent:
+		return fmt.Sprintf("%.0f %%", x)
+	case nvgo.UnitNone:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return fmt.Sprintf("%.0f %s", x, m.Unit)
 }
 
 // ago writes a duration as a person reads it: "45s", "12m", "3h 5m", "2d 4h".
@@ -94,12 +139,13 @@ var nodePage = template.Must(template.New("node").Funcs(funcs).Parse(`<!DOCTYPE 
 <td>{{.Index}}</td><td>{{.Name}}<br><code>{{.BusID}}</code></td>
 {{if .Err}}<td class="bad" colspan="6">{{.Err}}</td>{{else}}
 <td>{{if .Free}}<span class="free">free</span>{{else if .ProcessesErr}}<span class="bad">unknown</span>{{else}}<span class="busy">in use</span>{{end}}</td>
-<td><span class="bar"><i style="width:{{pct .GPUUtil}}%"></i></span>{{percent .GPUUtil}}</td>
-<td class="n">{{num .MemUsedMiB 0}} / {{num .MemTotalMiB 0}}</td>
+<td><span class="bar"><i style="width:{{pct (.Metric "gpu_utilization")}}%"></i></span>{{percent (.Metric "gpu_utilization")}}</td>
+<td class="n">{{num (inMiB (.Metric "memory_used")) 0}} / {{num (inMiB (.Metric "memory_total")) 0}}</td>
 <td>{{range .Users}}{{.User}} ({{.Processes}}, {{mib .MemMiB}} MiB)<br>{{end}}</td>
 <td>{{range .Users}}{{since .Since $.V.Time}}<br>{{end}}</td>
 <td>{{pids .Processes}}{{range .MIGs}}<br>MIG {{.MIGProfile}}: {{pids .Processes}}{{end}}</td>{{end}}
-</tr>{{end}}</table>
+</tr>{{if not .Err}}<tr><td></td><td colspan="7"><details><summary>Every reading</summary><table class="readings">
+{{range readings .}}<tr><td><code>{{.Name}}</code></td><td class="n">{{.Value}}</td><td>{{.Help}}</td></tr>{{end}}</table></details></td></tr>{{end}}{{end}}</table>
 </body></html>
 `))
 

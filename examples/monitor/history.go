@@ -98,10 +98,11 @@ func (h *history) add(f *frame) {
 	h.frames++
 	var addDevice func(d *deviceRow)
 	addDevice = func(d *deviceRow) {
-		dh := h.devices[d.snap.UUID]
+		uuid := d.snap.UUID.Or("")
+		dh := h.devices[uuid]
 		if dh == nil {
 			dh = &deviceHistory{}
-			h.devices[d.snap.UUID] = dh
+			h.devices[uuid] = dh
 		}
 		addValue(&dh.gpu, d.gpuUtil)
 		addValue(&dh.mem, d.snap.MemoryPercent)

@@ -39,8 +39,8 @@ type deviceRow struct {
 // label names a device in the process table: "0", or "0:1" for MIG device
 // 1 of GPU 0.
 func (d *deviceRow) label() string {
-	if d.snap.MIGIndex != nil {
-		return fmt.Sprintf("%d:%d", d.snap.Index, *d.snap.MIGIndex)
+	if mig, ok := d.snap.MIGIndex.Get(); ok {
+		return fmt.Sprintf("%d:%d", d.snap.Index, mig)
 	}
 	return fmt.Sprint(d.snap.Index)
 }
@@ -134,7 +134,7 @@ func (s *sampler) read(ctx context.Context) frame {
 		f.err = err
 		return f
 	}
-	f.driver, f.cuda = snap.DriverVersion, snap.CUDADriverVersion
+	f.driver, f.cuda = snap.DriverVersion.Or(""), snap.CUDADriverVersion.Or("")
 	// One allocation for the rows (a row is near a kilobyte: growing the
 	// slice by appends made megabytes of garbage a refresh at 512 rows).
 	n := 0
@@ -152,9 +152,9 @@ func (s *sampler) read(ctx context.Context) frame {
 			row.cudaIndex = s.sel.CUDA[i]
 		}
 		row.gpuUtil, row.memUtil = ds.GPUUtilization, ds.MemoryUtilization
-		g := iv.GPU(ds.UUID)
-		if g != nil && ds.MIGIndex == nil && g.Err == nil && !g.GPUBusy.IsNA() {
-			row.gpuUtil, row.memUtil, row.averaged = g.GPUBusy, g.MemoryBusy, true
+		g := iv.GPU(ds.Index)
+		if g != nil && ds.MIGIndex.IsNA() && g.Err == nil && !g.GPUUtilization.IsNA() {
+			row.gpuUtil, row.memUtil, row.averaged = g.GPUUtilization, g.MemoryUtilization, true
 		}
 		for _, m := range ds.MIGDevices {
 			mr := deviceRow{snap: m, cudaIndex: -1, gpuUtil: m.GPUUtilization, memUtil: m.MemoryUtilization}
@@ -180,8 +180,8 @@ func (s *sampler) appendProcRows(rows []procRow, d *deviceRow, gpu int, ps []nvg
 		r := procRow{device: label, gpu: gpu, snap: p, sm: p.GPUSMUtilization, mem: p.GPUMemory,
 			key: procKey{pid: p.PID, created: p.CreateTime.Or(time.Time{})}}
 		if pi := g.Running(p.PID); pi != nil {
-			if !pi.SMUtilization.IsNA() {
-				r.sm = pi.SMUtilization
+			if !pi.GPUSMUtilization.IsNA() {
+				r.sm = pi.GPUSMUtilization
 			}
 			if !pi.GPUMemory.IsNA() {
 				r.mem = pi.GPUMemory

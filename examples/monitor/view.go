@@ -264,7 +264,7 @@ func (m *model) compactDeviceLines() []string {
 			text = fmt.Sprintf(" %s%3s  %s: %v", indent, d.label(), s.Name.Or("GPU"), s.Err)
 			out = append(out, m.cut(th.v+th.paint(th.bad, th.fit(text, inner))+th.v))
 			return
-		case s.MIGIndex != nil:
+		case !s.MIGIndex.IsNA():
 			text = fmt.Sprintf(" %s%-5s MIG %-12s %28s", indent, d.label(), s.MIGProfile, memoryUsage(s))
 		default:
 			name := strings.TrimPrefix(s.Name.Or("N/A"), "NVIDIA ")
@@ -307,7 +307,7 @@ func (m *model) gpuLines(d *deviceRow, side int) []string {
 	name := strings.TrimPrefix(s.Name.Or("N/A"), "NVIDIA ")
 	a1 := fmt.Sprintf(" %s  %s %s", label, th.fit(name, colLeft-len(label)-9), th.right(s.PersistenceMode.String(), 4))
 	b1 := fmt.Sprintf(" %s %s", th.fit(s.BusID.Or("N/A"), 16), th.right(s.DisplayActive.String(), 3))
-	c1 := th.right(s.VolatileUncorrectedECC.String(), colRight-1) + " "
+	c1 := th.right(s.TotalVolatileUncorrectedECCErrors.String(), colRight-1) + " "
 	power := nvgo.PowerStatus(s.PowerUsage, s.PowerLimit)
 	a2 := fmt.Sprintf(" %s  %s  %s %s", th.right(s.FanSpeed.String(), 3), th.right(s.Temperature.String(), 4),
 		th.right(s.PerformanceState.String(), 4), th.right(power, 13))
@@ -317,8 +317,8 @@ func (m *model) gpuLines(d *deviceRow, side int) []string {
 	l1 := th.v + th.fit(a1, colLeft) + th.v + th.fit(b1, colMid) + th.v + th.fit(c1, colRight) + th.v
 	l2 := th.v + th.fit(a2, colLeft) + th.v + th.fit(b2, colMid) + th.v + th.paint(th.load(pctOf(d.gpuUtil)), th.fit(c2, colRight)) + th.v
 	if side > 0 {
-		l1 += " " + m.sideBar("MEM", s.MemoryPercent, m.devHistory(s.UUID, false), side)
-		l2 += " " + m.sideBar("UTL", d.gpuUtil, m.devHistory(s.UUID, true), side)
+		l1 += " " + m.sideBar("MEM", s.MemoryPercent, m.devHistory(s.UUID.Or(""), false), side)
+		l2 += " " + m.sideBar("UTL", d.gpuUtil, m.devHistory(s.UUID.Or(""), true), side)
 	}
 	return []string{m.cut(l1), m.cut(l2)}
 }
@@ -330,13 +330,13 @@ func (m *model) migLines(d *deviceRow, side int) []string {
 	text := fmt.Sprintf(" %s  MIG %s  %s", th.right(d.label(), 5), s.MIGProfile, memoryUsage(s))
 	l := th.v + th.fit(text, boxWidth-2) + th.v
 	if side > 0 {
-		l += " " + m.sideBar("MEM", s.MemoryPercent, m.devHistory(s.UUID, false), side)
+		l += " " + m.sideBar("MEM", s.MemoryPercent, m.devHistory(s.UUID.Or(""), false), side)
 	}
 	return []string{m.cut(l)}
 }
 
 func memoryUsage(s *nvgo.DeviceSnapshot) string {
-	if s.UnifiedMemory {
+	if s.UnifiedMemory.Or(false) {
 		return "unified memory"
 	}
 	return s.MemoryUsed.String() + " / " + s.MemoryTotal.String()

@@ -119,9 +119,9 @@ func noVisibleDevice(lib *nvgo.Library, opts *options, stdout, stderr io.Writer)
 		return 0
 	}
 	snap := &nvgo.Snapshot{Timestamp: time.Now()}
-	snap.DriverVersion, _ = lib.DriverVersion()
-	snap.CUDADriverVersion, _ = lib.CUDADriverVersion()
-	snap.NVMLVersion, _ = lib.NVMLVersion()
+	snap.DriverVersion = nvgo.FromErr(lib.DriverVersion())
+	snap.CUDADriverVersion = nvgo.FromErr(lib.CUDADriverVersion())
+	snap.NVMLVersion = nvgo.FromErr(lib.NVMLVersion())
 	return writeJSON(stdout, stderr, jsonOf(snap, nil))
 }
 

@@ -1039,8 +1039,8 @@ func TestJSONHasCUDAIndexOnlyWithOnlyVisible(t *testing.T) {
 		if _, ok := d["cuda_index"]; ok {
 			t.Errorf("devices[%d] has a cuda_index without --only-visible", i)
 		}
-		if _, ok := d["mig_index"]; ok {
-			t.Errorf("devices[%d], a whole GPU, has a mig_index", i)
+		if v, ok := d["mig_index"]; !ok || string(v) != "null" {
+			t.Errorf("devices[%d], a whole GPU, has mig_index %s; want null (N/A)", i, v)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/nvgo/nvgo"
 )
@@ -36,14 +35,14 @@ func (r *renderer) migRows(d nvgo.DeviceSnapshot) {
 // MIG device, so there is no utilization bar.
 func (r *renderer) migRow(m nvgo.DeviceSnapshot) {
 	memColor := loadColor(m.MemoryPercent, 10, 80)
-	what := fmt.Sprintf("MIG %-7s  GI %s CI %s", orNA(m.MIGProfile), intOrNA(m.GPUInstanceID), intOrNA(m.ComputeInstanceID))
+	what := fmt.Sprintf("MIG %-7s  GI %s CI %s", m.MIGProfile, m.GPUInstanceID, m.ComputeInstanceID)
 	if m.Err != nil {
 		what = "ERROR: " + nvgo.ReasonOf(m.Err).String()
 	}
 	cells := []string{
 		r.pad(fmt.Sprintf(" %3s  %s", deviceLabel(m), what), colLeft, false),
 		r.pad(memoryUsage(m)+" ", colMid, true),
-		" " + r.pad(m.UUID, colRight-2, false) + " ",
+		" " + r.pad(m.UUID.String(), colRight-2, false) + " ",
 	}
 	colors := []string{"", memColor, ""}
 	if r.bars {
@@ -62,7 +61,7 @@ func (r *renderer) migNote(d nvgo.DeviceSnapshot, note string) {
 // CUDA numbers it: "cuda:0 → GPU 3", "cuda:1 → MIG 0:1".
 func (r *renderer) cudaLabel(cudaIndex int, d nvgo.DeviceSnapshot) {
 	kind := "GPU"
-	if d.MIGIndex != nil {
+	if !d.MIGIndex.IsNA() {
 		kind = "MIG"
 	}
 	r.labelRow(fmt.Sprintf(" cuda:%d %s %s %s", cudaIndex, r.box.arrow, kind, deviceLabel(d)))
@@ -79,16 +78,3 @@ func (r *renderer) labelRow(text string) {
 	r.row(cells, nil)
 }
 
-func orNA(s string) string {
-	if s == "" {
-		return "N/A"
-	}
-	return s
-}
-
-func intOrNA(p *int) string {
-	if p == nil {
-		return "N/A"
-	}
-	return strconv.Itoa(*p)
-}

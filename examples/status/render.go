@@ -170,7 +170,7 @@ func (r *renderer) render(s *nvgo.Snapshot, host nvgo.HostStats) {
 		if r.cuda != nil {
 			r.cudaLabel(r.cuda[i], d)
 		}
-		if d.MIGIndex != nil {
+		if !d.MIGIndex.IsNA() {
 			r.migRow(d) // --only-visible shows a MIG device as itself
 		} else {
 			r.device(d)
@@ -218,7 +218,7 @@ func (r *renderer) device(d nvgo.DeviceSnapshot) {
 	l1 := fmt.Sprintf(" %3d  %s %4s ", d.Index, r.pad(name, 18, false), d.PersistenceMode)
 	bus := d.BusID.Or("N/A")
 	m1 := fmt.Sprintf(" %-16s %3s ", bus, d.DisplayActive)
-	ecc := d.VolatileUncorrectedECC.String()
+	ecc := d.TotalVolatileUncorrectedECCErrors.String()
 	if d.MIGMode.Or(false) {
 		ecc = "MIG: " + ecc
 	}
@@ -250,7 +250,7 @@ func fanString(v nvgo.Value[nvgo.Percent]) string {
 }
 
 func memoryUsage(d nvgo.DeviceSnapshot) string {
-	if d.UnifiedMemory {
+	if d.UnifiedMemory.Or(false) {
 		return "Unified Memory"
 	}
 	return fmt.Sprintf("%s / %s", d.MemoryUsed, d.MemoryTotal)
@@ -344,8 +344,8 @@ func (r *renderer) processesOf(d nvgo.DeviceSnapshot, total int) int {
 // deviceLabel names a device as the process table does: "3" for GPU 3,
 // "0:1" for MIG device 1 of GPU 0, as nvitop writes it.
 func deviceLabel(d nvgo.DeviceSnapshot) string {
-	if d.MIGIndex != nil {
-		return fmt.Sprintf("%d:%d", d.Index, *d.MIGIndex)
+	if mig, ok := d.MIGIndex.Get(); ok {
+		return fmt.Sprintf("%d:%d", d.Index, mig)
 	}
 	return strconv.Itoa(d.Index)
 }

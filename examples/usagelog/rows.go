@@ -34,7 +34,7 @@ func rowsOf(iv nvgo.Interval, tick time.Duration) []row {
 			if p.Samples == 0 {
 				continue
 			}
-			user, ok := p.User.Get()
+			user, ok := p.Username.Get()
 			if !ok || user == "" {
 				user = unknownUser
 			}
@@ -43,13 +43,13 @@ func rowsOf(iv nvgo.Interval, tick time.Duration) []row {
 			if a == nil {
 				// A PID that left and came back within the interval is
 				// one row: the same user's same PID on the same GPU.
-				a = &acc{row: row{Time: end, User: user, PID: p.PID, GPU: g.Index, Interval: length, UUID: g.UUID}}
+				a = &acc{row: row{Time: end, User: user, PID: p.PID, GPU: g.Index, Interval: length, UUID: g.UUID.Or("")}}
 				byKey[k] = a
 				order = append(order, k)
 			}
 			a.ticks += p.Samples
-			a.usage.add(percentOf(p.SMUtilization), p.Samples)
-			a.memU.add(percentOf(p.MemoryUtilization), p.Samples)
+			a.usage.add(percentOf(p.GPUSMUtilization), p.Samples)
+			a.memU.add(percentOf(p.GPUMemoryUtilization), p.Samples)
 			a.mem.add(mibOf(p.GPUMemory), p.Samples)
 		}
 	}

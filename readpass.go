@@ -1,0 +1,326 @@
+package nvgo
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nvgo/nvgo/internal/nvmlx"
+)
+
+// The read pass: how one pass over a device reads NVML (a snapshot, a
+// per-metric read, an accumulator's tick), and what a Device remembers
+// between passes: which readings it does not support, its static
+// readings, and the counters it turns into rates.
+
+// reader carries one pass over one device: after the GPU is found lost, no
+// further NVML call is made in this pass.
+type reader struct {
+	d     *Device
+	h     nvmlx.Device
+	now   time.Time // the pass's timestamp; zero: read the clock
+	lost  error
+	batch fieldBatch // the pass's batched field values
+}
+
+// readers are the readers of passes: one holds a pass's field values.
+var readers = sync.Pool{New: func() any { return new(reader) }}
+
+// newReader returns a pooled reader of a pass over d through h; release
+// gives it back.
+func newReader(d *Device, h nvmlx.Device, now time.Time) *reader {
+	r := readers.Get().(*reader)
+	r.d, r.h, r.now = d, h, now
+	return r
+}
+
+// release gives a pooled reader back.
+func (r *reader) release() {
+	r.d, r.h, r.now, r.lost = nil, nil, time.Time{}, nil
+	r.batch.n, r.batch.ok = 0, false
+	readers.Put(r)
+}
+
+func (r *reader) check(err error) error {
+	if err != nil && r.lost == nil && errors.Is(err, ErrGPULost) {
+		r.lost = err
+	}
+	return err
+}
+
+// readMetric makes one reading of src, unless the pass found the GPU lost
+// or the device is known not to support src.
+func readMetric[T, U any](r *reader, src *source, f func() (T, error), conv func(T) U) Value[U] {
+	if r.lost != nil {
+		return NA[U](GPULost, r.lost)
+	}
+	v, err := try(r.d, src.op(), f)
+	if r.check(err) != nil {
+		return NA[U](ReasonOf(err), err)
+	}
+	return Some(conv(v))
+}
+
+// op identifies one NVML reading whose "not supported" answer is
+// remembered: one of the readings outside the table, or a source of the
+// table (after them, by its position).
+type op int
+
+// The readings outside the table.
+const (
+	opFieldValues op = iota
+	opMPS
+	opVgpu
+	numFixedOps
+)
+
+// op is the source's reading.
+func (src *source) op() op { return numFixedOps + op(src.id) }
+
+type gpuMem struct{ gpu, mem uint32 }
+
+// try runs an NVML reading unless it is known to be unsupported.
+func try[T any](d *Device, o op, f func() (T, error)) (T, error) {
+	if err := d.reads.known(o); err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := f()
+	d.reads.note(o, err)
+	return v, err
+}
+
+// deviceReads is what a Device remembers between passes. It is safe for
+// concurrent use.
+type deviceReads struct {
+	// unsupported remembers, by op, the readings the GPU does not support:
+	// NVML's NOT_SUPPORTED (and a function missing from the driver) is a
+	// permanent property of a GPU and driver, so a pass does not pay for
+	// it again.
+	unsupported []atomic.Pointer[error]
+	mu          sync.Mutex                       // serialises noteField's copies
+	fields      atomic.Pointer[map[uint32]error] // field IDs the driver does not answer; copied on write
+
+	statics []staticReading // by source.staticAt
+	rates   [numRates]counterRate
+}
+
+// staticReading is a static source's reading, made once.
+type staticReading struct {
+	once sync.Once
+	s    DeviceSnapshot
+}
+
+func (c *deviceReads) init() {
+	c.unsupported = make([]atomic.Pointer[error], int(numFixedOps)+len(sources))
+	c.statics = make([]staticReading, numStatic)
+}
+
+func (c *deviceReads) known(o op) error {
+	if e := c.unsupported[o].Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (c *deviceReads) note(o op, err error) {
+	if err != nil && errors.Is(err, ErrNotSupported) {
+		e := err // a copy, so that err itself does not move to the heap
+		c.unsupported[o].Store(&e)
+	}
+}
+
+// fieldKnown returns why a field ID is known not to be answered, or nil.
+func (c *deviceReads) fieldKnown(id uint32) error {
+	if m := c.fields.Load(); m != nil {
+		return (*m)[id]
+	}
+	return nil
+}
+
+// noteField remembers a field ID the driver does not answer: NOT_SUPPORTED
+// on this GPU, or INVALID_ARGUMENT, which is how drivers older than the ID
+// answer it.
+func (c *deviceReads) noteField(id uint32, err error) {
+	if err != nil && (errors.Is(err, ErrNotSupported) || errors.Is(err, ErrInvalidArgument)) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		m := map[uint32]error{id: err}
+		if old := c.fields.Load(); old != nil {
+			if (*old)[id] != nil {
+				return
+			}
+			for k, v := range *old {
+				m[k] = v
+			}
+		}
+		c.fields.Store(&m)
+	}
+}
+
+// static returns the reading of the static source src, made once, through
+// the pass r.
+func (c *deviceReads) static(r *reader, src *source) *DeviceSnapshot {
+	st := &c.statics[src.staticAt]
+	st.once.Do(func() { src.read(r, src, &st.s, nil) })
+	return &st.s
+}
+
+// maxBatch bounds the field values of one pass.
+const maxBatch = 16
+
+// fieldBatch is the one nvmlDeviceGetFieldValues call of a pass.
+type fieldBatch struct {
+	n    int
+	reqs [maxBatch]nvmlx.FieldRequest
+	got  [maxBatch]nvmlx.FieldResult
+	ok   bool // the call was made and succeeded
+}
+
+// ask makes the call for the field IDs of the groups f that the driver
+// answers (as far as the device has seen).
+func (b *fieldBatch) ask(r *reader, f Fields) {
+	d := r.d
+	if r.lost != nil || d.reads.known(opFieldValues) != nil {
+		return
+	}
+	for i := range sources {
+		src := &sources[i]
+		if src.group&f == 0 || len(src.fields) == 0 || (src.fieldsIf != nil && !src.fieldsIf(r)) {
+			continue
+		}
+		for _, q := range src.fields {
+			if b.n < maxBatch && d.reads.fieldKnown(q.ID) == nil {
+				b.reqs[b.n] = q
+				b.n++
+			}
+		}
+	}
+	if b.n == 0 {
+		return
+	}
+	err := r.h.FieldValues(b.reqs[:b.n], b.got[:b.n])
+	d.reads.note(opFieldValues, err)
+	r.check(err)
+	if err != nil {
+		return
+	}
+	b.ok = true
+	for i := 0; i < b.n; i++ {
+		d.reads.noteField(b.reqs[i].ID, b.got[i].Err)
+	}
+}
+
+// get returns the value of a field the batch read, if it was read and valid.
+func (b *fieldBatch) get(q nvmlx.FieldRequest) (nvmlx.FieldResult, bool) {
+	if b == nil || !b.ok {
+		return nvmlx.FieldResult{}, false
+	}
+	for i := 0; i < b.n; i++ {
+		if b.reqs[i] == q {
+			return b.got[i], b.got[i].Err == nil
+		}
+	}
+	return nvmlx.FieldResult{}, false
+}
+
+// result returns what the batch got for a field: its error when it failed,
+// or why it was not asked.
+func (b *fieldBatch) result(d *Device, q nvmlx.FieldRequest) (nvmlx.FieldResult, error) {
+	for i := 0; b != nil && b.ok && i < b.n; i++ {
+		if b.reqs[i] == q {
+			return b.got[i], b.got[i].Err
+		}
+	}
+	if err := d.reads.fieldKnown(q.ID); err != nil {
+		return nvmlx.FieldResult{}, err
+	}
+	if err := d.reads.known(opFieldValues); err != nil {
+		return nvmlx.FieldResult{}, err
+	}
+	return nvmlx.FieldResult{}, errNotRead
+}
+
+var errNotRead = fmt.Errorf("not read: %w", ErrNotReported)
+
+// counterRate turns a cumulative counter read from the field batch into a
+// rate since the previous reading. It is safe for concurrent use.
+type counterRate struct {
+	mu   sync.Mutex
+	prev rateReading
+	last Value[KiBPerSecond] // the latest rate, kept while the counter does not move on
+}
+
+type rateReading struct {
+	ok    bool
+	value uint64
+	ts    int64 // µs, the driver's
+}
+
+// rate returns the counter's rate in KiB/s since the previous reading
+// (scale turns the counter's unit into KiB), and false when there is none:
+// the field was not read, or this is the first reading.
+func (c *counterRate) rate(b *fieldBatch, q nvmlx.FieldRequest, scale float64) (Value[KiBPerSecond], bool) {
+	v, ok := b.get(q)
+	if !ok {
+		return Value[KiBPerSecond]{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	prev := c.prev
+	switch {
+	case !prev.ok || v.Uint < prev.value:
+		// The first reading, or the counter wrapped or was reset.
+		c.prev = rateReading{ok: true, value: v.Uint, ts: v.Timestamp}
+		c.last = Value[KiBPerSecond]{}
+		return Value[KiBPerSecond]{}, false
+	case v.Timestamp <= prev.ts:
+		// The driver answered its cached reading: the rate is the last one.
+		return c.last, c.last.ok
+	}
+	dt := float64(v.Timestamp-prev.ts) / 1e6
+	c.prev = rateReading{ok: true, value: v.Uint, ts: v.Timestamp}
+	c.last = Some(KiBPerSecond(math.Round(float64(v.Uint-prev.value) * scale / dt)))
+	return c.last, true
+}
+
+// memoryFigures are the frame-buffer figures of one memory reading.
+type memoryFigures struct {
+	total, used, free, reserved Value[Bytes]
+	percent                     Value[Percent]
+	unified                     Value[bool]
+}
+
+// memoryOf is the one rule for a memory reading: a GPU that answers
+// NOT_SUPPORTED, or a total of 0, shares system memory, and its figures
+// are N/A (ErrUnifiedMemory), never 0 bytes.
+func memoryOf(m Value[nvmlx.Memory]) memoryFigures {
+	v, ok := m.Get()
+	if !ok && m.Reason() != NotSupported || ok && v.Total != 0 {
+		f := memoryFigures{
+			total:    Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Total) }),
+			used:     Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Used) }),
+			free:     Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Free) }),
+			reserved: Map(m, func(m nvmlx.Memory) Bytes { return Bytes(m.Reserved) }),
+			percent:  Map(m, func(m nvmlx.Memory) Percent { return percentOf(m.Used, m.Total) }),
+			unified:  Map(m, func(nvmlx.Memory) bool { return false }),
+		}
+		if ok && !v.HasReserved {
+			f.reserved = NA[Bytes](NotSupported, nil)
+		}
+		return f
+	}
+	na := NA[Bytes](NotSupported, ErrUnifiedMemory)
+	return memoryFigures{total: na, used: na, free: na, reserved: na, percent: NA[Percent](NotSupported, ErrUnifiedMemory), unified: Some(true)}
+}
+
+// percentOf returns part/whole in percent rounded to one decimal, as nvitop does.
+func percentOf(part, whole uint64) Percent {
+	if whole == 0 {
+		return 0
+	}
+	return Percent(math.Round(float64(part)/float64(whole)*1000) / 10)
+}
