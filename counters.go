@@ -186,7 +186,7 @@ type ProcessCounters struct {
 	// Name, Username and CreateTime are read from the host once, when the
 	// process is first seen.
 	Name, Username Value[string]
-	CreateTime Value[time.Time]
+	CreateTime     Value[time.Time]
 
 	// Samples is how many ticks saw the process.
 	Samples uint64
@@ -254,8 +254,8 @@ type VgpuInterval struct {
 // ProcessInterval is one process's averages on one GPU over an interval.
 type ProcessInterval struct {
 	ProcessKey
-	Exited     bool
-	Type       ProcessType
+	Exited         bool
+	Type           ProcessType
 	Name, Username Value[string]
 	// Samples is how many ticks in the interval saw the process; times the
 	// tick interval, it is how long the process held the GPU.
@@ -298,7 +298,7 @@ func Delta(prev, cur Counters) (Interval, error) {
 func gpuDelta(p, c GPUCounters) GPUInterval {
 	out := GPUInterval{
 		Index: c.Index, UUID: c.UUID, BusID: c.BusID, Name: c.Name,
-		Samples:     c.Samples - p.Samples,
+		Samples:           c.Samples - p.Samples,
 		GPUUtilization:    utilDelta(p.GPUUtilization, c.GPUUtilization),
 		MemoryUtilization: utilDelta(p.MemoryUtilization, c.MemoryUtilization),
 		MemoryUsed:        memDelta(p.MemoryUsed, c.MemoryUsed),
@@ -326,7 +326,7 @@ func gpuDelta(p, c GPUCounters) GPUInterval {
 				GPUMemory:            memDelta(old.GPUMemory, pc.GPUMemory),
 				GPUSMUtilization:     utilDelta(old.GPUSMUtilization, pc.GPUSMUtilization),
 				GPUMemoryUtilization: utilDelta(old.GPUMemoryUtilization, pc.GPUMemoryUtilization),
-				Accounting:        pc.Accounting,
+				Accounting:           pc.Accounting,
 			})
 		}
 	}

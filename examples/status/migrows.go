@@ -77,4 +77,3 @@ func (r *renderer) labelRow(text string) {
 	cells[0] = r.pad(text, ws[0], false)
 	r.row(cells, nil)
 }
-
