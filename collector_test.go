@@ -351,7 +351,9 @@ func TestCollectorDeviceMetrics(t *testing.T) {
 		"run/gpu:2/gpu_utilization (%)":    37,
 		"run/gpu:2/memory_utilization (%)": 12,
 		"run/gpu:2/temperature (C)":        41,
+		"run/gpu:2/memory_temperature (C)": 44, // the fake's HBM: the core plus 3
 		"run/gpu:2/power_usage (W)":        72.5,
+		"run/gpu:2/power_limit (W)":        700,
 	} {
 		if got, ok := m.Stats[key]; !ok || got.Last != want || got.Mean != want {
 			t.Errorf("%s = %+v (present: %v), want %v", key, got, ok, want)

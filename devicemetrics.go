@@ -113,6 +113,12 @@ func (d *Device) FanSpeed() Value[Percent] { return d.cached(FieldFan).FanSpeed 
 // Temperature returns the GPU core temperature.
 func (d *Device) Temperature() Value[Celsius] { return d.cached(FieldTemperature).Temperature }
 
+// MemoryTemperature returns the memory (HBM) temperature. N/A on GPUs
+// without a memory sensor the driver reads.
+func (d *Device) MemoryTemperature() Value[Celsius] {
+	return d.cached(FieldTemperature).MemoryTemperature
+}
+
 // PowerUsage returns the board power draw, as nvidia-smi's power.draw: the
 // one-second average on Ampere and newer (except A100), else instantaneous.
 func (d *Device) PowerUsage() Value[MilliWatts] { return d.cached(FieldPower).PowerUsage }

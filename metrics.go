@@ -164,6 +164,8 @@ var sources = []source{
 		func(s *DeviceSnapshot) *Value[Percent] { return &s.FanSpeed }, nvmlx.Device.FanSpeed, toPercent),
 	callSource(FieldTemperature, false, gauge("temperature", UnitCelsius, "GPU core temperature."),
 		func(s *DeviceSnapshot) *Value[Celsius] { return &s.Temperature }, nvmlx.Device.Temperature, toCelsius),
+	fieldSource(FieldTemperature, gauge("memory_temperature", UnitCelsius, "Memory (HBM) temperature; N/A on GPUs without a sensor the driver reads."),
+		func(s *DeviceSnapshot) *Value[Celsius] { return &s.MemoryTemperature }, nvmlx.FieldMemoryTemperature, fieldCelsius, nil),
 	// nvidia-smi's power.draw: the one-second average where the GPU keeps
 	// one (Ampere and newer but GA100), else the instantaneous reading.
 	{group: FieldPower, fields: []nvmlx.FieldRequest{fieldPowerAverage, fieldPowerInstant}, read: readPowerUsage, metrics: []DeviceMetric{

@@ -65,10 +65,11 @@ type DeviceSnapshot struct {
 	MaxMemoryClock   Value[MHz] `json:"max_memory_clock"`
 	MaxVideoClock    Value[MHz] `json:"max_video_clock"`
 
-	FanSpeed    Value[Percent]    `json:"fan_speed"`
-	Temperature Value[Celsius]    `json:"temperature"`
-	PowerUsage  Value[MilliWatts] `json:"power_usage"`
-	PowerLimit  Value[MilliWatts] `json:"power_limit"`
+	FanSpeed          Value[Percent]    `json:"fan_speed"`
+	Temperature       Value[Celsius]    `json:"temperature"`
+	MemoryTemperature Value[Celsius]    `json:"memory_temperature"`
+	PowerUsage        Value[MilliWatts] `json:"power_usage"`
+	PowerLimit        Value[MilliWatts] `json:"power_limit"`
 	// TotalEnergyConsumption is the energy the GPU used since the driver
 	// loaded (Volta and later), a counter: difference two readings.
 	TotalEnergyConsumption Value[MilliJoules] `json:"total_energy_consumption"`

@@ -24,6 +24,7 @@ var fields = map[uint32]field{
 	nvml.FI_DEV_POWER_CURRENT_LIMIT:       {"GetPowerManagementLimit", gpuScope(func(g *GPU) uint32 { return g.limit })},
 	nvml.FI_DEV_POWER_DEFAULT_LIMIT:       {"GetPowerManagementDefaultLimit", gpuScope(func(g *GPU) uint32 { return g.spec.PowerLimit })},
 	nvml.FI_DEV_TOTAL_ENERGY_CONSUMPTION:  {"GetTotalEnergyConsumption", counter(func(g *GPU) uint64 { return g.energy })},
+	nvml.FI_DEV_MEMORY_TEMP:               {"GetTemperature", memoryTemperature},
 	nvml.FI_DEV_ECC_DBE_VOL_TOTAL:         {"GetTotalEccErrors", counter(func(g *GPU) uint64 { return g.ecc })},
 	nvml.FI_DEV_PCIE_COUNT_TX_BYTES:       {"GetPcieThroughput", counter(func(g *GPU) uint64 { return g.pcieTxB })},
 	nvml.FI_DEV_PCIE_COUNT_RX_BYTES:       {"GetPcieThroughput", counter(func(g *GPU) uint64 { return g.pcieRxB })},
@@ -131,4 +132,10 @@ func (g *GPU) readFieldLocked(id, scope uint32) (nvml.ValueType, uint64, nvml.Re
 		return 0, 0, nvml.ERROR_NOT_SUPPORTED
 	}
 	return fd.read(g, scope)
+}
+
+// memoryTemperature is FI_DEV_MEMORY_TEMP: the HBM stacks beside the die
+// run a few degrees above the core.
+func memoryTemperature(g *GPU, _ uint32) (nvml.ValueType, uint64, nvml.Return) {
+	return nvml.VALUE_TYPE_UNSIGNED_INT, uint64(g.temp + 3), nvml.SUCCESS
 }

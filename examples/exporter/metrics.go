@@ -30,6 +30,7 @@ var dcgmNames = map[string]string{
 	"memory_used":                           "DCGM_FI_DEV_FB_USED",
 	"memory_reserved":                       "DCGM_FI_DEV_FB_RESERVED",
 	"temperature":                           "DCGM_FI_DEV_GPU_TEMP",
+	"memory_temperature":                    "DCGM_FI_DEV_MEMORY_TEMP",
 	"fan_speed":                             "DCGM_FI_DEV_FAN_SPEED",
 	"power_usage":                           "DCGM_FI_DEV_POWER_USAGE",
 	"total_energy_consumption":              "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",

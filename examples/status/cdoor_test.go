@@ -225,9 +225,11 @@ func TestOnOldDriversStatusStillRuns(t *testing.T) {
 			}
 			var doc struct {
 				Devices []struct {
-					MemoryUsed     *uint64 `json:"memory_used"`
-					MemoryReserved *uint64 `json:"memory_reserved"`
-					MIGDevices     []any   `json:"mig_devices"`
+					MemoryUsed        *uint64 `json:"memory_used"`
+					MemoryReserved    *uint64 `json:"memory_reserved"`
+					Temperature       *int    `json:"temperature"`
+					MemoryTemperature *int    `json:"memory_temperature"`
+					MIGDevices        []any   `json:"mig_devices"`
 				} `json:"devices"`
 			}
 			if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
@@ -245,6 +247,10 @@ func TestOnOldDriversStatusStillRuns(t *testing.T) {
 			}
 			if d3.MemoryReserved != nil {
 				t.Errorf("GPU 3 memory reserved = %d; want N/A (v1 memory does not report it)", *d3.MemoryReserved)
+			}
+			// Field 82 (memory temperature) is older than both drivers.
+			if d := doc.Devices[2]; d.Temperature == nil || d.MemoryTemperature == nil || *d.MemoryTemperature != *d.Temperature+3 {
+				t.Errorf("GPU 2 memory temperature %v with temperature %v; want the fake's HBM, 3 above the core", d.MemoryTemperature, d.Temperature)
 			}
 			if driver == "r418" && len(doc.Devices[0].MIGDevices) != 0 {
 				t.Errorf("R418 has no MIG functions, yet MIG devices are shown: %v", doc.Devices[0].MIGDevices)

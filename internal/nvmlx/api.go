@@ -118,6 +118,7 @@ func (r FieldResult) AsFloat() float64 {
 // NVML field IDs nvgo uses (nvml.h NVML_FI_DEV_*).
 const (
 	FieldECCDBEVolatileTotal uint32 = 4
+	FieldMemoryTemperature   uint32 = 82
 	FieldTotalEnergy         uint32 = 83
 	FieldNVLinkLinkCount     uint32 = 91
 	FieldNVLinkThroughputTX  uint32 = 138
