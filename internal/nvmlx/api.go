@@ -163,6 +163,9 @@ type Device interface {
 	// ComputeMode is NVML's nvmlComputeMode_t.
 	ComputeMode() (int, error)
 	VolatileUncorrectedECC() (uint64, error)
+	// Number reads one unsigned number through the function n names;
+	// where the driver lacks it, the error is nverr.ErrFunctionMissing.
+	Number(n Number) (uint32, error)
 	MIGMode() (current, pending int, err error)
 	// FieldValues reads many values in one call into out (as long as reqs);
 	// per-value failures are in each FieldResult, and the error is for the
@@ -212,6 +215,12 @@ type Device interface {
 
 	VgpuDevice
 }
+
+// Number names an NVML function that answers one unsigned 32-bit number of
+// a device and takes nothing else, by its symbol, e.g.
+// "nvmlDeviceGetEnforcedPowerLimit". The backend knows a fixed set of them
+// (numbers.go); another answers nverr.ErrNotSupported.
+type Number string
 
 // AccountingStats is one process's accounting record (nvmlAccountingStats_t).
 // The utilizations are averages over the process's accounted lifetime.

@@ -39,6 +39,7 @@ type backend struct {
 	initErr error             // sticky: once Init failed, NVML is never called again
 	live    bool              // Init succeeded and the last Shutdown has not run
 	syms    *[numSymbols]bool // which symbols the driver exports; nil before the first Init
+	nums    map[Number]bool   // which functions of Device.Number the driver exports
 }
 
 var (
@@ -91,7 +92,7 @@ func (b *backend) Acquire() error {
 			return b.initErr
 		}
 		if b.syms == nil {
-			b.syms = probe(b.lib.Extensions())
+			b.syms, b.nums = probe(b.lib.Extensions())
 		}
 		b.live = true
 	}
@@ -99,10 +100,14 @@ func (b *backend) Acquire() error {
 	return nil
 }
 
-func probe(ext nvml.ExtendedInterface) *[numSymbols]bool {
+func probe(ext nvml.ExtendedInterface) (*[numSymbols]bool, map[Number]bool) {
 	var has [numSymbols]bool
+	nums := make(map[Number]bool, len(numbers))
 	if ext == nil {
-		return &has
+		return &has, nums
+	}
+	for n := range numbers {
+		nums[n] = ext.LookupSymbol(string(n)) == nil
 	}
 	for s, name := range symbolNames {
 		names := versioned[name]
@@ -116,7 +121,7 @@ func probe(ext nvml.ExtendedInterface) *[numSymbols]bool {
 			}
 		}
 	}
-	return &has
+	return &has, nums
 }
 
 func (b *backend) Release() {
@@ -151,17 +156,25 @@ func (b *backend) HasSymbol(name string) bool {
 func (b *backend) call(sym symbol, f func() nvml.Return) error {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	if !b.live {
-		if b.initErr != nil {
-			return b.initErr
-		}
-		return nverr.New(symbolNames[sym], nverr.Uninitialized)
-	}
-	if !b.syms[sym] {
-		return nverr.Missing(symbolNames[sym])
+	if err := b.usable(symbolNames[sym], b.syms != nil && b.syms[sym]); err != nil {
+		return err
 	}
 	if r := f(); r != nvml.SUCCESS {
 		return nverr.New(symbolNames[sym], nverr.Code(r))
+	}
+	return nil
+}
+
+// usable returns why the function name, which the driver exports or not,
+// cannot be called now; b.mu is held.
+func (b *backend) usable(name string, exported bool) error {
+	switch {
+	case !b.live && b.initErr != nil:
+		return b.initErr
+	case !b.live:
+		return nverr.New(name, nverr.Uninitialized)
+	case !exported:
+		return nverr.Missing(name)
 	}
 	return nil
 }
