@@ -126,6 +126,12 @@ func (d *Device) PowerUsage() Value[MilliWatts] { return d.cached(FieldPower).Po
 // PowerLimit returns the power management limit in force.
 func (d *Device) PowerLimit() Value[MilliWatts] { return d.cached(FieldPower).PowerLimit }
 
+// DefaultPowerLimit returns the power management limit the board ships
+// with. Static.
+func (d *Device) DefaultPowerLimit() Value[MilliWatts] {
+	return d.statics(FieldPower).DefaultPowerLimit
+}
+
 // TotalEnergyConsumption returns the energy the GPU used since the driver
 // loaded (Volta and later), a counter: difference two readings.
 func (d *Device) TotalEnergyConsumption() Value[MilliJoules] {

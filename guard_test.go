@@ -77,7 +77,7 @@ func TestMissingSymbolsAreNAAndNeverCalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	fleet.MissingSymbols("nvmlDeviceGetTemperature", "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetFieldValues",
-		"nvmlDeviceGetProcessUtilization", "nvmlDeviceGetSerial")
+		"nvmlDeviceGetProcessUtilization", "nvmlDeviceGetSerial", "nvmlDeviceGetPowerManagementDefaultLimit")
 	lib := openOn(t, fleet)
 	d, err := lib.DeviceByIndex(0)
 	if err != nil {
@@ -87,7 +87,7 @@ func TestMissingSymbolsAreNAAndNeverCalled(t *testing.T) {
 	for name, v := range map[string]interface {
 		IsNA() bool
 		Reason() nvgo.Reason
-	}{"temperature": s.Temperature, "serial": s.Serial} {
+	}{"temperature": s.Temperature, "serial": s.Serial, "default power limit": s.DefaultPowerLimit} {
 		if !v.IsNA() || v.Reason() != nvgo.FunctionMissing {
 			t.Errorf("%s: N/A=%v reason=%v, want N/A function missing", name, v.IsNA(), v.Reason())
 		}
@@ -102,7 +102,7 @@ func TestMissingSymbolsAreNAAndNeverCalled(t *testing.T) {
 	if s.PowerUsage.IsNA() || s.PowerLimit.IsNA() {
 		t.Errorf("power %v / %v: want the single-call fallback", s.PowerUsage, s.PowerLimit)
 	}
-	for _, m := range []string{"Device.GetTemperature", "Device.GetMemoryInfo_v2", "Device.GetFieldValues", "Device.GetProcessUtilization", "Device.GetSerial"} {
+	for _, m := range []string{"Device.GetTemperature", "Device.GetMemoryInfo_v2", "Device.GetFieldValues", "Device.GetProcessUtilization", "Device.GetSerial", "Device.GetPowerManagementDefaultLimit"} {
 		if n := fleet.CallCount(m); n != 0 {
 			t.Errorf("%s called %d times although the driver lacks it", m, n)
 		}

@@ -142,6 +142,9 @@ func TestMetricsOfMIGDevicesAndStaticOnes(t *testing.T) {
 	if m, _ := nvgo.LookupDeviceMetric("max_sm_clock"); !m.Static || m.Kind != nvgo.KindGauge {
 		t.Errorf("max_sm_clock: static %v kind %v; want a static gauge", m.Static, m.Kind)
 	}
+	if m, _ := nvgo.LookupDeviceMetric("default_power_limit"); !m.Static {
+		t.Error("default_power_limit is not static")
+	}
 	if m, _ := nvgo.LookupDeviceMetric("total_energy_consumption"); m.Kind != nvgo.KindCounter || m.Kind.String() != "counter" {
 		t.Errorf("total_energy_consumption kind %v; want counter", m.Kind)
 	}
@@ -179,4 +182,26 @@ func atoi(t *testing.T, s string) int {
 	n, err := strconv.Atoi(s)
 	must(t, err)
 	return n
+}
+
+// A static reading is read once per Device, whatever reads it.
+func TestStaticReadingsAreReadOnce(t *testing.T) {
+	lib, fleet := openFleet(t, "dgx-h100")
+	d, err := lib.DeviceByIndex(0)
+	must(t, err)
+	fleet.Init()
+	want, _ := fleet.GPU(0).Device().GetPowerManagementDefaultLimit()
+	fleet.Shutdown()
+	before := fleet.CallCount("Device.GetPowerManagementDefaultLimit")
+	for range 3 {
+		if got := d.Snapshot(nvgo.FieldPower).DefaultPowerLimit; got != nvgo.Some(nvgo.MilliWatts(want)) {
+			t.Fatalf("DefaultPowerLimit %v; want %d mW", got, want)
+		}
+	}
+	if got := d.DefaultPowerLimit(); got != nvgo.Some(nvgo.MilliWatts(want)) {
+		t.Errorf("Device.DefaultPowerLimit() = %v; want %d mW", got, want)
+	}
+	if n := fleet.CallCount("Device.GetPowerManagementDefaultLimit") - before; n != 1 {
+		t.Errorf("GetPowerManagementDefaultLimit called %d times for three snapshots and a method; want once", n)
+	}
 }

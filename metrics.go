@@ -94,6 +94,17 @@ func fieldSource[U any](group Fields, t the, field at[U], id uint32, conv func(n
 
 func same[T any](v T) T { return v }
 
+// staticSource makes src a static source: read once per Device.
+func staticSource(src source) source {
+	src.static = true
+	return src
+}
+
+// numberOf reads a number through the function n of NVML.
+func numberOf(n nvmlx.Number) func(nvmlx.Device) (uint32, error) {
+	return func(h nvmlx.Device) (uint32, error) { return h.Number(n) }
+}
+
 // clockSource is the current clock of one domain.
 func clockSource(t the, field at[MHz], c nvmlx.Clock) source {
 	return callSource(FieldClocks, false, t, field, func(h nvmlx.Device) (uint32, error) { return h.Clock(c) }, toMHz)
@@ -174,6 +185,8 @@ var sources = []source{
 	fieldSource(FieldPower, gauge("power_limit", UnitMilliWatts, "Power management limit in force."),
 		func(s *DeviceSnapshot) *Value[MilliWatts] { return &s.PowerLimit }, nvmlx.FieldPowerCurrentLimit, fieldMilliWatts,
 		func(h nvmlx.Device) (MilliWatts, error) { v, err := h.PowerLimit(); return MilliWatts(v), err }),
+	staticSource(callSource(FieldPower, false, gauge("default_power_limit", UnitMilliWatts, "Power management limit the board ships with."),
+		func(s *DeviceSnapshot) *Value[MilliWatts] { return &s.DefaultPowerLimit }, numberOf("nvmlDeviceGetPowerManagementDefaultLimit"), toMilliWatts)),
 	// Energy: a counter since the driver loaded, in the power batch (NVML
 	// has no energy reading outside a field ID worth a call of its own).
 	fieldSource(FieldPower, counter("total_energy_consumption", UnitMilliJoules, "Energy the GPU used since the driver loaded (Volta and later)."),

@@ -70,6 +70,7 @@ type DeviceSnapshot struct {
 	MemoryTemperature Value[Celsius]    `json:"memory_temperature"`
 	PowerUsage        Value[MilliWatts] `json:"power_usage"`
 	PowerLimit        Value[MilliWatts] `json:"power_limit"`
+	DefaultPowerLimit Value[MilliWatts] `json:"default_power_limit"`
 	// TotalEnergyConsumption is the energy the GPU used since the driver
 	// loaded (Volta and later), a counter: difference two readings.
 	TotalEnergyConsumption Value[MilliJoules] `json:"total_energy_consumption"`

@@ -11,7 +11,9 @@ import (
 // numbers are the functions Device.Number calls, each probed once after
 // Init like every other symbol: a reading of one number of a device is one
 // line here.
-var numbers = map[Number]func(nvml.Device) (uint32, nvml.Return){}
+var numbers = map[Number]func(nvml.Device) (uint32, nvml.Return){
+	"nvmlDeviceGetPowerManagementDefaultLimit": nvml.Device.GetPowerManagementDefaultLimit,
+}
 
 func (d *device) Number(n Number) (uint32, error) {
 	call, ok := numbers[n]
