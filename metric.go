@@ -48,6 +48,15 @@ func (m DeviceMetric) Value(s *DeviceSnapshot) Value[float64] {
 	return m.slot.float(s)
 }
 
+// Text returns the reading in s as nvgo prints it ("8862MiB", "41C", "On",
+// "P0"), or "N/A".
+func (m DeviceMetric) Text(s *DeviceSnapshot) string {
+	if m.slot == nil || s == nil {
+		return "N/A"
+	}
+	return m.slot.text(s)
+}
+
 // Unit is the unit of a DeviceMetric's number.
 type Unit string
 
@@ -120,6 +129,7 @@ type slot interface {
 	setNA(s *DeviceSnapshot, r Reason, err error)
 	copy(dst, src *DeviceSnapshot)
 	float(s *DeviceSnapshot) Value[float64]
+	text(s *DeviceSnapshot) string
 }
 
 // at names a Value field of a DeviceSnapshot.
@@ -128,6 +138,7 @@ type at[T any] func(*DeviceSnapshot) *Value[T]
 func (f at[T]) setNA(s *DeviceSnapshot, r Reason, err error) { *f(s) = NA[T](r, err) }
 func (f at[T]) copy(dst, src *DeviceSnapshot)                { *f(dst) = *f(src) }
 func (f at[T]) float(s *DeviceSnapshot) Value[float64]       { return Map(*f(s), number[T]) }
+func (f at[T]) text(s *DeviceSnapshot) string                { return f(s).String() }
 
 // number is a reading as a float64 in its unit.
 func number[T any](v T) float64 {

@@ -24,6 +24,7 @@ const (
 	screenMetrics
 	screenEnv
 	screenHelp
+	screenDevice
 )
 
 // sortKey orders the process table.
@@ -102,6 +103,7 @@ type model struct {
 
 	// The sub-screens' subject and contents.
 	subject   procRow
+	device    string // the device screen's device, by label ("0", "0:1")
 	tree      []treeLine
 	env       []string
 	envErr    error
@@ -315,6 +317,9 @@ func (m *model) key(k string) tea.Cmd {
 			m.message = ""
 			return nil
 		}
+		if m.screen == screenDevice {
+			m.src.readAll(false)
+		}
 		m.screen, m.subScroll = m.returnTo, 0
 		if m.screen == screenTree {
 			m.buildTree()
@@ -325,6 +330,11 @@ func (m *model) key(k string) tea.Cmd {
 			m.returnTo, m.screen, m.subScroll = m.screen, screenHelp, 0
 		}
 		return nil
+	case "tab":
+		if m.screen == screenDevice {
+			m.device = m.nextDevice(m.device)
+			m.subScroll = 0
+		}
 	case "up", "k":
 		m.move(-1)
 	case "down", "j":
@@ -386,6 +396,16 @@ func (m *model) key(k string) tea.Cmd {
 		if p, ok := m.selected(); ok {
 			m.openEnv(p)
 		}
+	case "d":
+		m.device = ""
+		if p, ok := m.selected(); ok {
+			m.device = p.device
+		}
+		if m.deviceRow(m.device) == nil {
+			m.device = m.nextDevice("")
+		}
+		m.returnTo, m.screen, m.subScroll = m.screen, screenDevice, 0
+		m.src.readAll(true)
 	case "enter":
 		if p, ok := m.selected(); ok {
 			m.returnTo, m.screen, m.subject, m.subScroll = m.screen, screenMetrics, p, 0
@@ -533,4 +553,40 @@ func (m *model) click(mouse tea.Mouse) {
 	if row := mouse.Y - m.tableTop; row >= 0 && row < m.tableRows {
 		m.selectRow(m.offset + row)
 	}
+}
+
+// deviceRow returns the frame's device (GPU or MIG device) labelled label,
+// or nil.
+func (m *model) deviceRow(label string) *deviceRow {
+	for i := range m.frame.devices {
+		d := &m.frame.devices[i]
+		if d.label() == label {
+			return d
+		}
+		for j := range d.migs {
+			if d.migs[j].label() == label {
+				return &d.migs[j]
+			}
+		}
+	}
+	return nil
+}
+
+// nextDevice returns the label of the device after label in the frame's
+// order (GPUs, each followed by its MIG devices), the first after the
+// last or an unknown one; "" when there is none.
+func (m *model) nextDevice(label string) string {
+	var labels []string
+	for i := range m.frame.devices {
+		d := &m.frame.devices[i]
+		labels = append(labels, d.label())
+		for j := range d.migs {
+			labels = append(labels, d.migs[j].label())
+		}
+	}
+	if len(labels) == 0 {
+		return ""
+	}
+	i := slices.Index(labels, label)
+	return labels[(i+1)%len(labels)]
 }

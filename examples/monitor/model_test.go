@@ -117,6 +117,7 @@ func keyPress(k string) tea.KeyPressMsg {
 	special := map[string]rune{
 		"up": tea.KeyUp, "down": tea.KeyDown, "pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown,
 		"home": tea.KeyHome, "end": tea.KeyEnd, "enter": tea.KeyEnter, "esc": tea.KeyEscape, "space": tea.KeySpace,
+		"tab": tea.KeyTab,
 	}
 	if c, ok := special[k]; ok {
 		return tea.KeyPressMsg{Code: c}
@@ -423,6 +424,38 @@ func TestScreens(t *testing.T) {
 	}
 	if cmd := r.press("ctrl+c"); cmd == nil || fmt.Sprint(cmd()) != fmt.Sprint(tea.Quit()) {
 		t.Errorf("ctrl+c did not quit")
+	}
+}
+
+// The device screen lists every reading nvgo defines for the selected
+// process's device, read in full while it is open.
+func TestDeviceScreenListsEveryReading(t *testing.T) {
+	r := presetRig(t, "dgx-h100-mig")
+	r.fleet.GPU(2).SetTemperature(57)
+	r.refresh()
+	for r.m.rows[r.m.sel].device != "2" {
+		r.press("down")
+	}
+	r.press("d")
+	r.refresh()
+	screen := r.screen()
+	wantContains(t, screen, "GPU 2 (NVIDIA H100 80GB HBM3)", "temperature", "57C", "memory_temperature", "60C",
+		"sm_clock", "bar1_memory_total", "fan_speed", "N/A (not supported)")
+	for _, m := range nvgo.DeviceMetrics() {
+		if !strings.Contains(screen, m.Name) {
+			t.Errorf("the device screen lacks %s", m.Name)
+		}
+	}
+	r.press("tab")
+	wantContains(t, r.screen(), "GPU 3")
+	for r.m.device != "0:0" {
+		r.press("tab")
+	}
+	r.refresh()
+	wantContains(t, r.screen(), "MIG 0:0", "memory_used", "12288MiB")
+	r.press("q")
+	if r.m.screen != screenMain || r.s.all.Load() {
+		t.Errorf("q on the device screen: screen %d, reading all %v; want main, and only what it shows", r.m.screen, r.s.all.Load())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/nvgo/nvgo"
@@ -69,6 +70,10 @@ type procRow struct {
 type frameSource interface {
 	// next blocks until the next refresh is due, then reads a frame.
 	next(ctx context.Context) frame
+	// readAll asks the frames from the next on to read every group of
+	// readings (for the device screen), or again only what the main
+	// screen shows.
+	readAll(on bool)
 }
 
 // sampler reads frames from a Library: the accumulator's means since the
@@ -82,6 +87,7 @@ type sampler struct {
 	filter   tool.ProcessFilter
 	started  bool
 	interval time.Duration
+	all      atomic.Bool // readAll
 }
 
 // snapshotFields are what the monitor shows.
@@ -106,6 +112,8 @@ func newSampler(ctx context.Context, lib *nvgo.Library, sel tool.Selection, inte
 	return &sampler{lib: lib, sel: sel, acc: acc, fields: snapshotFields, filter: filter, interval: interval}, nil
 }
 
+func (s *sampler) readAll(on bool) { s.all.Store(on) }
+
 // next waits for the accumulator's next tick (none for the first frame,
 // which the accumulator's first tick already covers) and reads a frame.
 func (s *sampler) next(ctx context.Context) frame {
@@ -129,7 +137,11 @@ func (s *sampler) read(ctx context.Context) frame {
 	}
 	s.prev = cur
 	f := frame{at: time.Now(), interval: iv.Duration()}
-	snap, err := s.lib.Snapshot(ctx, nvgo.WithDevices(s.sel.Devices...), nvgo.WithFields(s.fields))
+	fields := s.fields
+	if s.all.Load() {
+		fields = nvgo.FieldsAll
+	}
+	snap, err := s.lib.Snapshot(ctx, nvgo.WithDevices(s.sel.Devices...), nvgo.WithFields(fields))
 	if err != nil {
 		f.err = err
 		return f

@@ -43,6 +43,8 @@ func (m *model) render() string {
 		lines = m.viewEnv()
 	case screenHelp:
 		lines = m.viewHelp()
+	case screenDevice:
+		lines = m.viewDevice()
 	default:
 		lines = m.viewMain()
 	}
@@ -133,7 +135,7 @@ func (m *model) statusLine() string {
 	}
 	left := m.message
 	if left == "" {
-		left = "h help  q quit  t tree  Enter metrics  e env  o/,/. sort  / reverse  c compute  u user  Space tag  I/T/K signal"
+		left = "h help  q quit  t tree  Enter metrics  e env  d device  o/,/. sort  / reverse  c compute  u user  Space tag  I/T/K signal"
 	}
 	right := strings.Join(state, "  ")
 	if f := m.frame.err; f != nil {
@@ -640,6 +642,53 @@ func (m *model) chart(name string, s *series, top float64, unit func(float64) st
 	return lines
 }
 
+// readings are the device readings the device screen lists, in nvgo's
+// order.
+var readings = nvgo.DeviceMetrics()
+
+// viewDevice is every reading of one device: the metrics nvgo defines, by
+// loop, each with its value and what it is.
+func (m *model) viewDevice() []string {
+	th := &m.th
+	d := m.deviceRow(m.device)
+	if d == nil {
+		lines := []string{m.titleLine("Device (q: back)"), m.line(" No device to show.")}
+		return append(lines, m.statusLine())
+	}
+	s := &d.snap
+	kind := "GPU"
+	if !s.MIGIndex.IsNA() {
+		kind = "MIG"
+	}
+	lines := []string{m.titleLine(fmt.Sprintf("%s %s (%s) (Tab: next device, q: back)", kind, m.device, s.Name.Or("?")))}
+	if s.Err != nil {
+		lines = append(lines, th.paint(th.warn, m.line(" Cannot read the device: "+s.Err.Error())))
+	}
+	values := make([]string, len(readings))
+	nameW, valueW := 0, 0
+	for i, r := range readings {
+		values[i] = r.Text(s)
+		if v := r.Value(s); v.IsNA() && v.Reason() != nvgo.NotReported {
+			values[i] += " (" + v.Reason().String() + ")"
+		}
+		nameW, valueW = max(nameW, len(r.Name)), max(valueW, len(values[i]))
+	}
+	helpW := max(m.width-nameW-valueW-5, 0)
+	var body []string
+	for i, r := range readings {
+		body = append(body, " "+th.paint(th.accent, th.fit(r.Name, nameW))+"  "+th.fit(values[i], valueW)+"  "+th.fit(r.Help, helpW))
+	}
+	room := max(m.height-1-len(lines), 0)
+	start := min(m.subScroll, max(len(body)-room, 0))
+	for _, l := range body[start:] {
+		lines = append(lines, m.line(l))
+	}
+	for len(lines) < m.height-1 {
+		lines = append(lines, "")
+	}
+	return append(lines[:min(len(lines), max(m.height-1, 0))], m.statusLine())
+}
+
 // viewEnv is the selected process's environment.
 func (m *model) viewEnv() []string {
 	th := &m.th
@@ -678,6 +727,7 @@ var helpKeys = [][2]string{
 	{"t", "tree of the processes and their parents"},
 	{"Enter", "the selected process's figures over time"},
 	{"e", "the selected process's environment"},
+	{"d", "every reading of the selected process's device (Tab: the next device)"},
 	{"I  T  K", "send SIGINT, SIGTERM or SIGKILL to the tagged, else the selected, processes after y (only your own unless you are root; never to a PID that now holds another process)"},
 	{"Esc", "clear the message; on another screen: back"},
 }
