@@ -1,7 +1,6 @@
 package nvgo
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,30 +20,45 @@ const DefaultAccumulatorInterval = time.Second
 // two reads unless configured.
 const DefaultMaxPendingExits = 4096
 
-// AccumulatorConfig configures StartAccumulator. The zero value samples every
-// GPU once a second on the system clock.
-type AccumulatorConfig struct {
-	// Interval between ticks; 0 means DefaultAccumulatorInterval.
-	Interval time.Duration
-	// Clock drives the ticks; nil means the Library's (WithClock). Tests
-	// pass a fake. Over a fake fleet (package fakegpu) use one of package
-	// fakegpu/fleetclock's: the fake driver takes samples only as the
-	// fleet's clock moves, so on the system clock alone every process
-	// shows 0% SM.
-	Clock Clock
-	// Devices to sample; nil means every GPU of the Library. MIG devices
-	// are not sampled on their own: their processes count on the parent.
-	Devices []*Device
-	// MaxPendingExits bounds the exits a Reader that does not read keeps;
-	// beyond it the oldest are dropped (and counted in Reader.Dropped).
-	// 0 means DefaultMaxPendingExits.
-	MaxPendingExits int
+// AccumulatorOption configures Library.StartAccumulator.
+type AccumulatorOption func(*accumulatorOptions)
+
+type accumulatorOptions struct {
+	interval   time.Duration
+	devices    []*Device
+	devicesSet bool
+	maxExits   int
+}
+
+// WithAccumulatorInterval sets the time between ticks (default
+// DefaultAccumulatorInterval). It must be positive.
+func WithAccumulatorInterval(d time.Duration) AccumulatorOption {
+	return func(o *accumulatorOptions) { o.interval = d }
+}
+
+// WithAccumulatorDevices limits the accumulator to devs (default: every GPU
+// of the Library). MIG devices are not sampled on their own: their
+// processes count on the parent GPU, which is sampled in their place.
+func WithAccumulatorDevices(devs ...*Device) AccumulatorOption {
+	return func(o *accumulatorOptions) {
+		o.devices = append(o.devices, devs...)
+		o.devicesSet = true
+	}
+}
+
+// WithMaxPendingExits bounds the exits a Reader that does not read keeps
+// (default DefaultMaxPendingExits); beyond it the oldest are dropped (and
+// counted in Reader.Dropped). It must be positive.
+func WithMaxPendingExits(n int) AccumulatorOption {
+	return func(o *accumulatorOptions) { o.maxExits = n }
 }
 
 // Accumulator samples GPUs and their processes once per tick into monotonic
 // counters, as atopgpud does, so that any reader can difference them at its
 // own pace (see Delta). It runs until the context given to StartAccumulator
-// ends. Reading it (Counters, Reader.Read) never blocks the sampler and
+// ends, on the Library's clock (WithClock): over a fake fleet, use one of
+// package fakegpu/fleetclock's, since the fake driver takes samples only as
+// the fleet's clock moves. Reading it (Counters, Reader.Read) never blocks the sampler and
 // never waits on NVML: each tick publishes an immutable Counters value.
 //
 // Device and per-process utilization come from the driver's sample buffers
@@ -82,40 +96,47 @@ var accumulatorIDs atomic.Uint64
 // StartAccumulator takes the first tick now and then samples every interval
 // (drift-free: tick n is due at start + n·interval; a tick that overruns
 // skips the ones it missed) until ctx ends. It fails only when the Library
-// cannot be used (no driver), ctx has ended or cfg is invalid; on a machine
-// with no GPU the counters are empty. A GPU that fails later keeps its
-// counters and reports the error in GPUCounters.Err.
-func (l *Library) StartAccumulator(ctx context.Context, cfg AccumulatorConfig) (*Accumulator, error) {
-	if cfg.Interval < 0 || cfg.MaxPendingExits < 0 {
-		return nil, fmt.Errorf("nvgo: accumulator: negative interval or MaxPendingExits: %w", ErrInvalidArgument)
+// cannot be used (no driver), ctx has ended or an option is invalid
+// (wrapping ErrInvalidArgument); on a machine with no GPU the counters are
+// empty. A GPU that fails later keeps its counters and reports the error
+// in GPUCounters.Err.
+func (l *Library) StartAccumulator(ctx context.Context, opts ...AccumulatorOption) (*Accumulator, error) {
+	o := accumulatorOptions{interval: DefaultAccumulatorInterval, maxExits: DefaultMaxPendingExits}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.interval <= 0 || o.maxExits <= 0 {
+		return nil, fmt.Errorf("nvgo: accumulator: interval %v and MaxPendingExits %d must be positive: %w", o.interval, o.maxExits, ErrInvalidArgument)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	devs := cfg.Devices
-	if devs == nil {
+	devs := o.devices
+	if !o.devicesSet {
 		var err error
 		if devs, err = l.Devices(); err != nil {
 			return nil, err
 		}
 	}
 	a := &Accumulator{
-		interval: cmp.Or(cfg.Interval, DefaultAccumulatorInterval),
-		clock:    cfg.Clock,
-		maxExits: cmp.Or(cfg.MaxPendingExits, DefaultMaxPendingExits),
+		interval: o.interval,
+		clock:    l.clock,
+		maxExits: o.maxExits,
 		id:       accumulatorIDs.Add(1),
 		done:     make(chan struct{}),
 		readers:  map[*Reader]struct{}{},
 		updated:  make(chan struct{}),
 	}
-	if a.clock == nil {
-		a.clock = l.clock
-	}
 	for _, d := range devs {
-		if d == nil || d.mig != nil {
+		if d == nil {
 			continue
 		}
-		a.gpus = append(a.gpus, newGPUAccum(d))
+		if d.mig != nil {
+			d = d.mig.parent
+		}
+		if !slices.ContainsFunc(a.gpus, func(g *gpuAccum) bool { return g.d == d }) {
+			a.gpus = append(a.gpus, newGPUAccum(d))
+		}
 	}
 	a.start = a.clock.Now()
 	a.sched = newSchedule(a.start, a.interval)

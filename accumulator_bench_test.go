@@ -39,9 +39,9 @@ func benchRig(b *testing.B, procs int, accounting bool) (*fakegpu.Fleet, *nvgo.A
 			}
 		}
 	}
-	lib := openOn(b, fleet)
+	lib := openOn(b, fleet, nvgo.WithClock(fleetclock.NewStepped(fleet)))
 	ctx, cancel := context.WithCancel(context.Background())
-	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Clock: fleetclock.NewStepped(fleet), Interval: benchInterval})
+	acc, err := lib.StartAccumulator(ctx, nvgo.WithAccumulatorInterval(benchInterval))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -126,9 +126,9 @@ func BenchmarkAccumulatorVgpuTick(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	lib := openOn(b, fleet)
+	lib := openOn(b, fleet, nvgo.WithClock(fleetclock.NewStepped(fleet)))
 	ctx, cancel := context.WithCancel(context.Background())
-	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Clock: fleetclock.NewStepped(fleet), Interval: benchInterval})
+	acc, err := lib.StartAccumulator(ctx, nvgo.WithAccumulatorInterval(benchInterval))
 	if err != nil {
 		b.Fatal(err)
 	}

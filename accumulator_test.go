@@ -29,13 +29,12 @@ type accRig struct {
 	stop  context.CancelFunc
 }
 
-func startRig(t *testing.T, fleet *fakegpu.Fleet, cfg nvgo.AccumulatorConfig) *accRig {
+func startRig(t *testing.T, fleet *fakegpu.Fleet, opts ...nvgo.AccumulatorOption) *accRig {
 	t.Helper()
-	lib := openOn(t, fleet)
 	clk := fleetclock.NewStepped(fleet)
-	cfg.Clock = clk
+	lib := openOn(t, fleet, nvgo.WithClock(clk))
 	ctx, cancel := context.WithCancel(context.Background())
-	acc, err := lib.StartAccumulator(ctx, cfg)
+	acc, err := lib.StartAccumulator(ctx, opts...)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -114,7 +113,7 @@ func TestAccumulatorCountsExactly(t *testing.T) {
 	g0.SetUtilization(s.gpu, s.mem)
 	g0.SetMemoryUsed(s.used)
 	must(t, g0.StartProcess(fakegpu.Process{PID: 4194546, UsedMemory: 1 << 30, SM: s.sm, Mem: s.pmem}))
-	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
+	r := startRig(t, fleet)
 
 	var wantGPU, wantMem float64
 	var wantUsed uint64
@@ -165,7 +164,7 @@ func TestAccumulatorCountsExactly(t *testing.T) {
 func TestAccumulatorSeesBetweenTicks(t *testing.T) {
 	fleet := twoH100()
 	g0 := fleet.GPU(0)
-	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
+	r := startRig(t, fleet)
 	// 250 ms at 100%, then 750 ms idle: a reading at the tick alone sees 0.
 	r.clock.Advance(250 * time.Millisecond)
 	g0.SetUtilization(100, 40)
@@ -188,7 +187,7 @@ func TestAccumulatorFallbacks(t *testing.T) {
 	fleet.GPU(0).Unsupported("GetSamples")
 	fleet.GPU(0).SetUtilization(30, 7)
 	fleet.GPU(1).Unsupported("GetSamples", "utilization")
-	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
+	r := startRig(t, fleet)
 	r.tick(time.Second)
 	c := r.tick(time.Second)
 	g0 := gpuOf(t, c, 0)
@@ -216,7 +215,7 @@ func TestAccumulatorDelta(t *testing.T) {
 	busy := []uint32{10, 20, 30, 40, 50, 60}
 	g0.SetUtilization(busy[0], 0)
 	must(t, g0.StartProcess(fakegpu.Process{PID: 4300777, UsedMemory: 1 << 30, SM: 10}))
-	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
+	r := startRig(t, fleet)
 	all := []nvgo.Counters{r.acc.Counters()}
 	for i := 1; i < len(busy); i++ {
 		g0.SetUtilization(busy[i], 0)
@@ -270,7 +269,7 @@ func TestAccumulatorExitsAndPIDReuse(t *testing.T) {
 	g0 := fleet.GPU(0)
 	must(t, g0.StartProcess(fakegpu.Process{PID: 4300500, UsedMemory: 2 << 30, SM: 60}))
 	must(t, g0.StartProcess(fakegpu.Process{PID: 4300501, UsedMemory: 1 << 30, SM: 10}))
-	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
+	r := startRig(t, fleet)
 	early := r.acc.NewReader()
 	defer early.Close()
 	r.tick(time.Second)
@@ -324,7 +323,7 @@ func TestAccumulatorExitsAndPIDReuse(t *testing.T) {
 func TestAccumulatorPendingExitsBounded(t *testing.T) {
 	fleet := twoH100()
 	g0 := fleet.GPU(0)
-	r := startRig(t, fleet, nvgo.AccumulatorConfig{MaxPendingExits: 3})
+	r := startRig(t, fleet, nvgo.WithMaxPendingExits(3))
 	rd := r.acc.NewReader()
 	defer rd.Close()
 	for pid := uint32(100); pid < 105; pid++ {
@@ -344,7 +343,7 @@ func TestAccumulatorLostGPU(t *testing.T) {
 	fleet := twoH100()
 	fleet.GPU(0).SetUtilization(40, 0)
 	fleet.GPU(1).SetUtilization(60, 0)
-	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
+	r := startRig(t, fleet)
 	r.tick(time.Second)
 	fleet.GPU(1).Lose()
 	r.tick(time.Second)
@@ -362,7 +361,7 @@ func TestAccumulatorLostGPU(t *testing.T) {
 // A tick that overruns skips the ticks it missed, and the schedule does not
 // drift.
 func TestAccumulatorMissedTicks(t *testing.T) {
-	r := startRig(t, twoH100(), nvgo.AccumulatorConfig{})
+	r := startRig(t, twoH100())
 	start := r.acc.Counters().Start
 	c := r.tick(3500 * time.Millisecond)
 	if c.Missed != 2 {
@@ -381,7 +380,7 @@ func TestAccumulatorStopsWithContext(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for range 20 {
 		ctx, cancel := context.WithCancel(context.Background())
-		acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Interval: time.Millisecond})
+		acc, err := lib.StartAccumulator(ctx, nvgo.WithAccumulatorInterval(time.Millisecond))
 		must(t, err)
 		rd := acc.NewReader()
 		cancel()
@@ -403,17 +402,19 @@ func TestAccumulatorStopsWithContext(t *testing.T) {
 
 func TestAccumulatorBadInput(t *testing.T) {
 	lib := openOn(t, twoH100())
-	for name, cfg := range map[string]nvgo.AccumulatorConfig{
-		"negative interval": {Interval: -time.Second},
-		"negative pending":  {MaxPendingExits: -1},
+	for name, opt := range map[string]nvgo.AccumulatorOption{
+		"negative interval": nvgo.WithAccumulatorInterval(-time.Second),
+		"zero interval":     nvgo.WithAccumulatorInterval(0),
+		"negative pending":  nvgo.WithMaxPendingExits(-1),
+		"zero pending":      nvgo.WithMaxPendingExits(0),
 	} {
-		if _, err := lib.StartAccumulator(context.Background(), cfg); !errors.Is(err, nvgo.ErrInvalidArgument) {
+		if _, err := lib.StartAccumulator(context.Background(), opt); !errors.Is(err, nvgo.ErrInvalidArgument) {
 			t.Errorf("%s: err = %v, want ErrInvalidArgument", name, err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{}); !errors.Is(err, context.Canceled) {
+	if _, err := lib.StartAccumulator(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: err = %v, want context.Canceled", err)
 	}
 }
@@ -426,7 +427,7 @@ func TestAccumulatorAccounting(t *testing.T) {
 	g0.SetAccountingMode(true)
 	must(t, g0.StartProcess(fakegpu.Process{PID: 4300900, UsedMemory: 1 << 30, SM: 40, Mem: 10}))
 	must(t, fleet.GPU(1).StartProcess(fakegpu.Process{PID: 4300901, UsedMemory: 1 << 30, SM: 40}))
-	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
+	r := startRig(t, fleet)
 	rd := r.acc.NewReader()
 	defer rd.Close()
 	c := r.tick(time.Second)
@@ -455,7 +456,7 @@ func TestAccumulatorAccounting(t *testing.T) {
 func TestAccumulatorUnifiedMemoryIsNA(t *testing.T) {
 	fleet := twoH100()
 	fleet.GPU(1).Unsupported("memory")
-	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
+	r := startRig(t, fleet)
 	c := r.tick(time.Second)
 	g0, g1 := gpuOf(t, c, 0), gpuOf(t, c, 1)
 	if g0.MemoryTotal.IsNA() || g0.MemoryUsed.SumKiB.IsNA() {
@@ -486,7 +487,7 @@ func TestAccumulatorOnAFakeFleetWithItsRealTimeClock(t *testing.T) {
 	}
 	t.Cleanup(func() { lib.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
-	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Interval: 20 * time.Millisecond})
+	acc, err := lib.StartAccumulator(ctx, nvgo.WithAccumulatorInterval(20*time.Millisecond))
 	if err != nil {
 		cancel()
 		t.Fatal(err)

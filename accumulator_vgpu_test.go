@@ -18,7 +18,7 @@ import (
 // without a new sample adds nothing.
 func TestVgpuCountersCountEachSampleOnce(t *testing.T) {
 	_, fleet := vgpuHost(t)
-	r := startRig(t, fleet, nvgo.AccumulatorConfig{})
+	r := startRig(t, fleet)
 	first := r.acc.Counters() // the first tick is taken at start
 	g := gpuOf(t, first, 0)
 	if len(g.Vgpus) != 2 || g.VgpusErr != nil {
@@ -70,7 +70,8 @@ func TestVgpuCountersCountEachSampleOnce(t *testing.T) {
 func TestVgpuCountersKeepTheirOwnCursor(t *testing.T) {
 	_, fleet := vgpuHost(t)
 	spy := &cursorSpy{Fleet: fleet}
-	lib, err := nvgo.Open(nvgo.WithNVML(spy))
+	clk := fleetclock.NewStepped(fleet)
+	lib, err := nvgo.Open(nvgo.WithNVML(spy), nvgo.WithClock(clk))
 	must(t, err)
 	defer lib.Close()
 	v := instancesOf(t, lib, 0)[0]
@@ -79,10 +80,9 @@ func TestVgpuCountersKeepTheirOwnCursor(t *testing.T) {
 	spy.mu.Lock()
 	spy.util = nil
 	spy.mu.Unlock()
-	clk := fleetclock.NewStepped(fleet)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Clock: clk})
+	acc, err := lib.StartAccumulator(ctx)
 	must(t, err)
 	defer func() { cancel(); <-acc.Done() }()
 	t0 := uint64(fleet.Now().UnixMicro())

@@ -5,22 +5,18 @@ import (
 	"time"
 )
 
-// Clock is the time source of nvgo's samplers (Accumulator, Collector).
-// Programs use SystemClock; tests pass a fake that moves only when told to,
-// so a sampler's ticks can be stepped one by one.
+// Clock is the time source of a Library: the timestamps of its snapshots
+// and the ticks of its samplers (Accumulator, Collector). Programs use
+// SystemClock; tests pass a fake that moves only when told to, so a
+// sampler's ticks can be stepped one by one (package fakegpu/fleetclock
+// has clocks on a fake fleet's time). Its methods use only the standard
+// library's types, so a clock needs nothing of nvgo to be one.
 type Clock interface {
 	// Now returns the current time.
 	Now() time.Time
-	// NewTimer returns a Timer that fires once, after d.
-	NewTimer(d time.Duration) Timer
-}
-
-// Timer is a one-shot timer made by a Clock.
-type Timer interface {
-	// C delivers the time once the timer fires.
-	C() <-chan time.Time
-	// Stop prevents the timer from firing; it reports whether it did so.
-	Stop() bool
+	// Sleep waits until d has passed on the clock, or until ctx ends, and
+	// then returns ctx's error. With d <= 0 it returns at once.
+	Sleep(ctx context.Context, d time.Duration) error
 }
 
 // SystemClock returns the Clock of the operating system.
@@ -30,12 +26,19 @@ type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
 
-func (systemClock) NewTimer(d time.Duration) Timer { return sysTimer{time.NewTimer(d)} }
-
-type sysTimer struct{ t *time.Timer }
-
-func (t sysTimer) C() <-chan time.Time { return t.t.C }
-func (t sysTimer) Stop() bool          { return t.t.Stop() }
+func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
 
 // schedule is the one timetable of nvgo's samplers (Accumulator,
 // Collector): deadlines at start + n·interval on a Clock, so a sampler
@@ -79,12 +82,8 @@ func (s *schedule) skipPast(t time.Time) {
 // sleepUntil waits on clock until t or until ctx ends, whichever comes
 // first, and returns ctx's error in the second case.
 func sleepUntil(ctx context.Context, clock Clock, t time.Time) error {
-	timer := clock.NewTimer(t.Sub(clock.Now()))
-	select {
-	case <-ctx.Done():
-		timer.Stop()
-		return ctx.Err()
-	case <-timer.C():
-		return nil
+	if err := clock.Sleep(ctx, t.Sub(clock.Now())); err != nil {
+		return err
 	}
+	return ctx.Err()
 }

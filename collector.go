@@ -2,6 +2,7 @@ package nvgo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -77,11 +78,11 @@ type Collector struct {
 	lastErr    error
 }
 
-// procID is a process's identity: its PID and start time (clock ticks after
-// boot), so that a reused PID is another process.
+// procID is a process's identity: its PID and start time after boot, so
+// that a reused PID is another process.
 type procID struct {
 	pid   int
-	start uint64
+	start time.Duration
 }
 
 type collectorOptions struct {
@@ -89,7 +90,6 @@ type collectorOptions struct {
 	devicesSet bool
 	roots      []int
 	interval   time.Duration
-	clock      Clock
 }
 
 // CollectorOption configures Library.NewCollector.
@@ -119,12 +119,6 @@ func WithCollectorInterval(d time.Duration) CollectorOption {
 	return func(o *collectorOptions) { o.interval = d }
 }
 
-// WithCollectorClock sets the clock that times samples and the background
-// goroutines (default the Library's, WithClock). Tests pass a fake.
-func WithCollectorClock(c Clock) CollectorOption {
-	return func(o *collectorOptions) { o.clock = c }
-}
-
 // NewCollector returns a Collector with no active tag. It makes no NVML
 // call. It fails, wrapping ErrInvalidArgument, for an interval that is not
 // positive, and, wrapping ErrProcessGone, for a root PID that no process
@@ -137,9 +131,6 @@ func (l *Library) NewCollector(opts ...CollectorOption) (*Collector, error) {
 	if o.interval <= 0 {
 		return nil, fmt.Errorf("nvgo: collector interval %v is not positive: %w", o.interval, ErrInvalidArgument)
 	}
-	if o.clock == nil {
-		o.clock = l.clock
-	}
 	if o.roots == nil {
 		o.roots = []int{os.Getpid()}
 	}
@@ -147,15 +138,15 @@ func (l *Library) NewCollector(opts ...CollectorOption) (*Collector, error) {
 		lib:      l,
 		roots:    make(map[procID]struct{}, len(o.roots)),
 		interval: o.interval,
-		clock:    o.clock,
+		clock:    l.clock,
 		lineage:  map[procID]bool{},
 	}
 	for _, pid := range o.roots {
-		p, err := NewHostProcess(pid)
+		p, err := l.HostProcess(pid)
 		if err != nil {
 			return nil, fmt.Errorf("nvgo: collector root: %w", err)
 		}
-		c.roots[procID{pid: pid, start: p.startTicks}] = struct{}{}
+		c.roots[procID{pid: pid, start: p.start}] = struct{}{}
 	}
 	if o.devicesSet {
 		c.devices = collectorDevices(o.devices)
@@ -579,14 +570,14 @@ const maxLineageDepth = 4096
 // is looked up once, and a reused PID is looked up again. A process that
 // vanishes during the walk is not collected, and not remembered.
 func (c *Collector) collects(pid int, next map[procID]bool) bool {
-	if !inHostPIDNamespace() {
+	if !c.lib.hosts.fs.src.HostPIDs() {
 		return false // NVML's PIDs are not ours to look up
 	}
-	p, err := NewHostProcess(pid)
+	p, err := c.lib.HostProcess(pid)
 	if err != nil {
 		return false
 	}
-	id := procID{pid: pid, start: p.startTicks}
+	id := procID{pid: pid, start: p.start}
 	if ans, ok := next[id]; ok {
 		return ans
 	}
@@ -607,7 +598,7 @@ func (c *Collector) collects(pid int, next map[procID]bool) bool {
 func (c *Collector) walkLineage(p *HostProcess) (ans, ok bool) {
 	var chain []procID
 	for range maxLineageDepth {
-		id := procID{pid: p.PID(), start: p.startTicks}
+		id := procID{pid: p.PID(), start: p.start}
 		if known, seen := c.lineage[id]; seen {
 			ans, ok = known, true
 			break
@@ -618,12 +609,12 @@ func (c *Collector) walkLineage(p *HostProcess) (ans, ok bool) {
 			break
 		}
 		parent, err := p.Parent()
-		if err != nil {
-			return false, false
-		}
-		if parent == nil {
+		if errors.Is(err, ErrNoParent) {
 			ans, ok = false, true
 			break
+		}
+		if err != nil {
+			return false, false
 		}
 		p = parent
 	}

@@ -20,19 +20,18 @@ import (
 	"github.com/nvgo/nvgo/fakegpu"
 )
 
-// stepClock is an nvgo.Clock that moves only when told to. Its timers fire
-// when Advance passes their deadline.
+// stepClock is an nvgo.Clock that moves only when told to. Its sleepers
+// wake when Advance passes their deadline.
 type stepClock struct {
 	mu        sync.Mutex
 	now       time.Time
-	pending   []*stepTimer
-	deadlines []time.Time // of every timer made, in order
+	pending   []*stepSleeper
+	deadlines []time.Time // of every sleep, in order
 }
 
-type stepTimer struct {
-	clock *stepClock
-	at    time.Time
-	ch    chan time.Time
+type stepSleeper struct {
+	at   time.Time
+	wake chan struct{}
 }
 
 var clockStart = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -45,51 +44,49 @@ func (c *stepClock) Now() time.Time {
 	return c.now
 }
 
-func (c *stepClock) NewTimer(d time.Duration) nvgo.Timer {
+func (c *stepClock) Sleep(ctx context.Context, d time.Duration) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &stepTimer{clock: c, at: c.now.Add(d), ch: make(chan time.Time, 1)}
-	c.deadlines = append(c.deadlines, t.at)
+	s := &stepSleeper{at: c.now.Add(d), wake: make(chan struct{})}
+	c.deadlines = append(c.deadlines, s.at)
 	if d <= 0 {
-		t.ch <- c.now
-	} else {
-		c.pending = append(c.pending, t)
+		c.mu.Unlock()
+		return ctx.Err()
 	}
-	return t
+	c.pending = append(c.pending, s)
+	c.mu.Unlock()
+	select {
+	case <-s.wake:
+		return nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		c.pending = slices.DeleteFunc(c.pending, func(p *stepSleeper) bool { return p == s })
+		c.mu.Unlock()
+		return ctx.Err()
+	}
 }
 
-func (t *stepTimer) C() <-chan time.Time { return t.ch }
-
-func (t *stepTimer) Stop() bool {
-	c := t.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := len(c.pending)
-	c.pending = slices.DeleteFunc(c.pending, func(p *stepTimer) bool { return p == t })
-	return len(c.pending) < n
-}
-
-// Set moves the clock to start + d (never backwards) and fires the timers due.
+// Set moves the clock to start + d (never backwards) and wakes the
+// sleepers due.
 func (c *stepClock) Set(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if at := clockStart.Add(d); at.After(c.now) {
 		c.now = at
 	}
-	c.pending = slices.DeleteFunc(c.pending, func(t *stepTimer) bool {
-		if t.at.After(c.now) {
+	c.pending = slices.DeleteFunc(c.pending, func(s *stepSleeper) bool {
+		if s.at.After(c.now) {
 			return false
 		}
-		t.ch <- c.now
+		close(s.wake)
 		return true
 	})
 }
 
-// Advance moves the clock forward by d and fires the timers due.
+// Advance moves the clock forward by d and wakes the sleepers due.
 func (c *stepClock) Advance(d time.Duration) { c.Set(c.Now().Sub(clockStart) + d) }
 
-// waitTimers waits until n timers are pending: the goroutine under test has
-// finished its work and gone back to sleep.
+// waitTimers waits until n sleepers are pending: the goroutine under test
+// has finished its work and gone back to sleep.
 func (c *stepClock) waitTimers(t *testing.T, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
@@ -100,12 +97,12 @@ func (c *stepClock) waitTimers(t *testing.T, n int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d timers pending, want %d", got, n)
+			t.Fatalf("%d sleepers pending, want %d", got, n)
 		}
 	}
 }
 
-// offsets returns the deadlines of the timers made, as offsets from the start.
+// offsets returns the deadlines of the sleeps, as offsets from the start.
 func (c *stepClock) offsets() []time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -121,9 +118,9 @@ func (c *stepClock) offsets() []time.Duration {
 func newCollector(t *testing.T, opts ...nvgo.CollectorOption) (*nvgo.Collector, *fakegpu.Fleet, *stepClock) {
 	t.Helper()
 	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100", MemoryTotal: 80 << 30})
-	lib := openOn(t, fleet)
 	clock := newStepClock()
-	c, err := lib.NewCollector(append([]nvgo.CollectorOption{nvgo.WithCollectorClock(clock)}, opts...)...)
+	lib := openOn(t, fleet, nvgo.WithClock(clock))
+	c, err := lib.NewCollector(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

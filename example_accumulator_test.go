@@ -18,7 +18,7 @@ func ExampleLibrary_StartAccumulator() {
 	defer lib.Close()
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Interval: 10 * time.Millisecond})
+	acc, err := lib.StartAccumulator(ctx, nvgo.WithAccumulatorInterval(10*time.Millisecond))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -21,9 +21,9 @@ func openFleet(t testing.TB, preset string) (*nvgo.Library, *fakegpu.Fleet) {
 	return openOn(t, fleet), fleet
 }
 
-func openOn(t testing.TB, fleet *fakegpu.Fleet) *nvgo.Library {
+func openOn(t testing.TB, fleet *fakegpu.Fleet, opts ...nvgo.Option) *nvgo.Library {
 	t.Helper()
-	lib, err := nvgo.Open(nvgo.WithNVML(fleet))
+	lib, err := nvgo.Open(append([]nvgo.Option{nvgo.WithNVML(fleet)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,6 @@ import (
 	"runtime"
 	"sync"
 	"time"
-
-	"github.com/shirou/gopsutil/v3/mem"
 )
 
 // HostStats is a snapshot of the host machine: plain data that never reads
@@ -65,17 +63,20 @@ func ReadHost(ctx context.Context) HostStats {
 		s.CPUCount = runtime.NumCPU()
 	}
 	readHostLoad(ctx, &s)
-
-	if vm, err := mem.VirtualMemoryWithContext(ctx); err != nil {
-		s.MemoryTotal, s.MemoryUsed, s.MemoryAvailable = hostNA[Bytes](err), hostNA[Bytes](err), hostNA[Bytes](err)
-		s.MemoryPercent = hostNA[Percent](err)
-	} else {
-		s.MemoryTotal, s.MemoryUsed, s.MemoryAvailable = Some(Bytes(vm.Total)), Some(Bytes(vm.Used)), Some(Bytes(vm.Available))
-		s.MemoryPercent = hostPercentOf(vm.Total-min(vm.Available, vm.Total), vm.Total)
-	}
-
+	readHostMemory(ctx, &s)
 	readHostSwapAndUptime(ctx, &s)
 	return s
+}
+
+// setMemory fills the memory figures, or makes them N/A because of err.
+func setMemory(s *HostStats, total, used, available uint64, err error) {
+	if err != nil {
+		s.MemoryTotal, s.MemoryUsed, s.MemoryAvailable = hostNA[Bytes](err), hostNA[Bytes](err), hostNA[Bytes](err)
+		s.MemoryPercent = hostNA[Percent](err)
+		return
+	}
+	s.MemoryTotal, s.MemoryUsed, s.MemoryAvailable = Some(Bytes(total)), Some(Bytes(used)), Some(Bytes(available))
+	s.MemoryPercent = hostPercentOf(total-min(available, total), total)
 }
 
 // setSwap fills the swap figures; a host without swap uses 0% of it.
@@ -116,13 +117,6 @@ func hostPercentOf(part, total uint64) Value[Percent] {
 	return Some(Percent(float64(part) / float64(total) * 100))
 }
 
-// hostCPUTimes is a reading of the host's CPU times, over all CPUs, in
-// any one unit, with the number of CPUs where it was read with them.
-type hostCPUTimes struct {
-	busy, total float64
-	cpus        int
-}
-
 // hostCPU holds the host's CPU times at the previous ReadHost call.
 var hostCPU struct {
 	sync.Mutex
@@ -130,10 +124,9 @@ var hostCPU struct {
 }
 
 // hostCPUPercent returns the host's CPU use since the previous call, over all
-// CPUs. Busy time is all but idle and iowait, as psutil counts it; guest time
-// is already part of user time, so it is not added again.
-func hostCPUPercent(t hostCPUTimes) Value[Percent] {
-	busy, total := t.busy, t.total
+// CPUs, from the busy and total CPU times (in any one unit). Busy time is
+// all but idle and iowait, as psutil counts it.
+func hostCPUPercent(busy, total float64) Value[Percent] {
 	hostCPU.Lock()
 	defer hostCPU.Unlock()
 	dBusy, dTotal := busy-hostCPU.busy, total-hostCPU.total

@@ -1,128 +1,55 @@
 package nvgo
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nvgo/nvgo/internal/procfs"
 )
 
-// On Linux, ReadHost reads the CPUs, the load, the swap and the uptime
-// through nvgo's procfs reader and sysinfo(2): /proc/stat once for both the
-// CPU times and the CPU count, /proc/loadavg, and one system call for swap
-// and uptime. (gopsutil, which it used before, read /proc/cpuinfo for the
-// count alone, a file the kernel builds from every CPU's state and that
-// grows with the CPUs, and /proc/vmstat for swap figures nvgo does not
-// show.) Memory still comes from gopsutil's reading of /proc/meminfo, whose
-// "used" nvgo reports.
-
-// maxProcStatSize bounds the buffer /proc/stat is read into; it grows with
-// the CPUs and interrupts (a few hundred KiB on the largest hosts).
-const maxProcStatSize = 4 << 20
+// On Linux, ReadHost reads the CPUs, the load and the memory through
+// nvgo's procfs reader (internal/procfs: /proc/stat once for both the CPU
+// times and the CPU count, /proc/loadavg, /proc/meminfo), and swap and
+// uptime with one sysinfo(2) call.
 
 // procStatBuf is the buffer /proc/stat is read into, kept between
-// readings.
+// readings (the file grows with the CPUs and interrupts).
 var procStatBuf struct {
 	sync.Mutex
 	b []byte
 }
 
-// readHostProcStat reads the aggregate CPU times and the CPU count from
-// /proc/stat.
-func readHostProcStat() (hostCPUTimes, error) {
+// readHostProcStat reads the aggregate CPU times and the CPU count.
+func readHostProcStat() (procfs.CPUTimes, error) {
 	procStatBuf.Lock()
 	defer procStatBuf.Unlock()
-	if procStatBuf.b == nil {
-		procStatBuf.b = make([]byte, 16<<10)
-	}
-	for {
-		b, err := readProcFile(procStatBuf.b, 0, "stat")
-		if errors.Is(err, syscall.EFBIG) && len(procStatBuf.b) < maxProcStatSize {
-			procStatBuf.b = make([]byte, 2*len(procStatBuf.b))
-			continue
-		}
-		if err != nil {
-			return hostCPUTimes{}, err
-		}
-		return parseProcStatCPU(b)
-	}
-}
-
-// parseProcStatCPU reads /proc/stat's aggregate "cpu" line and counts its
-// "cpuN" lines, one per online CPU.
-func parseProcStatCPU(b []byte) (hostCPUTimes, error) {
-	var t hostCPUTimes
-	seen := false
-	for len(b) > 0 {
-		var line []byte
-		line, b, _ = bytes.Cut(b, []byte("\n"))
-		rest, ok := bytes.CutPrefix(line, []byte("cpu"))
-		if !ok {
-			continue
-		}
-		if len(rest) > 0 && rest[0] >= '0' && rest[0] <= '9' {
-			t.cpus++
-			continue
-		}
-		if len(rest) == 0 || rest[0] != ' ' || seen {
-			continue
-		}
-		// user nice system idle iowait irq softirq steal (guest and
-		// guest_nice are counted in user and nice already), in clock ticks.
-		var v [8]uint64
-		f := bytes.Fields(rest)
-		if len(f) < 4 {
-			return hostCPUTimes{}, fmt.Errorf("parse /proc/stat: %d CPU times in %q, want at least 4", len(f), line)
-		}
-		for i := 0; i < len(v) && i < len(f); i++ {
-			n, err := parseUDec(f[i])
-			if err != nil {
-				return hostCPUTimes{}, fmt.Errorf("parse /proc/stat: %q: %w", line, err)
-			}
-			v[i] = n
-		}
-		for _, n := range v {
-			t.total += float64(n)
-		}
-		t.busy = max(t.total-float64(v[3])-float64(v[4]), 0)
-		seen = true
-	}
-	if !seen {
-		return hostCPUTimes{}, errors.New("parse /proc/stat: no aggregate cpu line")
-	}
-	return t, nil
+	return procfs.FS{}.CPUTimes(&procStatBuf.b)
 }
 
 // hostCPUCount is the number of online CPUs from /proc/stat.
 func hostCPUCount() (int, error) {
 	t, err := readHostProcStat()
-	return t.cpus, err
+	return t.CPUs, err
 }
 
 // readHostCPU fills the CPU count and the CPU percent since the previous
 // call.
 func readHostCPU(_ context.Context, s *HostStats) {
 	t, err := readHostProcStat()
-	s.CPUCount = t.cpus
+	s.CPUCount = t.CPUs
 	if err != nil {
 		s.CPUPercent = hostNA[Percent](err)
 		return
 	}
-	s.CPUPercent = hostCPUPercent(t)
+	s.CPUPercent = hostCPUPercent(t.Busy, t.Total)
 }
 
-// readHostLoad fills the load averages from /proc/loadavg.
+// readHostLoad fills the load averages.
 func readHostLoad(_ context.Context, s *HostStats) {
-	var buf [128]byte
-	b, err := readProcFile(buf[:], 0, "loadavg")
-	var l [3]float64
-	if err == nil {
-		l, err = parseLoadAvg(b)
-	}
+	l, err := procfs.FS{}.LoadAvg()
 	if err != nil {
 		s.Load1, s.Load5, s.Load15 = hostNA[float64](err), hostNA[float64](err), hostNA[float64](err)
 		return
@@ -130,22 +57,10 @@ func readHostLoad(_ context.Context, s *HostStats) {
 	s.Load1, s.Load5, s.Load15 = Some(l[0]), Some(l[1]), Some(l[2])
 }
 
-// parseLoadAvg reads the three load averages at the start of
-// /proc/loadavg ("0.52 0.58 0.59 1/234 5678").
-func parseLoadAvg(b []byte) ([3]float64, error) {
-	var l [3]float64
-	f := bytes.Fields(b)
-	if len(f) < 3 {
-		return l, fmt.Errorf("parse /proc/loadavg: %q", b)
-	}
-	for i := range l {
-		v, err := strconv.ParseFloat(string(f[i]), 64)
-		if err != nil || v < 0 || v != v || v > 1e9 {
-			return [3]float64{}, fmt.Errorf("parse /proc/loadavg: %q", b)
-		}
-		l[i] = v
-	}
-	return l, nil
+// readHostMemory fills the memory figures from /proc/meminfo.
+func readHostMemory(_ context.Context, s *HostStats) {
+	m, err := procfs.FS{}.MemInfo()
+	setMemory(s, m.Total, m.Used(), m.Available, err)
 }
 
 // readHostSwapAndUptime fills swap and uptime from sysinfo(2).

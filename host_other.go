@@ -32,7 +32,7 @@ func readHostCPU(ctx context.Context, s *HostStats) {
 	default:
 		t := ts[0]
 		total := t.User + t.Nice + t.System + t.Idle + t.Iowait + t.Irq + t.Softirq + t.Steal
-		s.CPUPercent = hostCPUPercent(hostCPUTimes{busy: total - t.Idle - t.Iowait, total: total})
+		s.CPUPercent = hostCPUPercent(total-t.Idle-t.Iowait, total)
 	}
 }
 
@@ -44,6 +44,16 @@ func readHostLoad(ctx context.Context, s *HostStats) {
 		return
 	}
 	s.Load1, s.Load5, s.Load15 = Some(avg.Load1), Some(avg.Load5), Some(avg.Load15)
+}
+
+// readHostMemory fills the memory figures.
+func readHostMemory(ctx context.Context, s *HostStats) {
+	vm, err := mem.VirtualMemoryWithContext(ctx)
+	if err != nil {
+		setMemory(s, 0, 0, 0, err)
+		return
+	}
+	setMemory(s, vm.Total, vm.Used, vm.Available, nil)
 }
 
 // readHostSwapAndUptime fills swap and uptime.

@@ -6,13 +6,12 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/jellydator/ttlcache/v3"
+	"github.com/nvgo/nvgo/internal/procfs"
 )
 
 // HostProcess is a process on the host, as the operating system sees it (the
@@ -34,12 +33,12 @@ import (
 // as gone. A HostProcess is safe for concurrent use.
 type HostProcess struct {
 	pid int32
-	fs  *hostFS // where it is read
-	// startTicks is the start time in clock ticks after boot, as
-	// /proc/<pid>/stat gives it; with pid it is the process's identity. It
-	// is exact where a create time in seconds is rounded and recomputed
-	// from a boot time that drifts with /proc/uptime.
-	startTicks uint64
+	fs  *hostReader // where it is read
+	// start is the start time after boot, to the clock tick, as the host
+	// source gives it; with pid it is the process's identity. It is exact
+	// where a create time in seconds is rounded and recomputed from a boot
+	// time that drifts with the uptime.
+	start      time.Duration
 	createTime Value[time.Time]
 
 	// unreadable is not Available for a PID that was never readable (not
@@ -63,16 +62,9 @@ type HostProcess struct {
 // processCPUSample is a reading of a process's CPU time for CPUPercent.
 type processCPUSample struct {
 	at      time.Time
-	ticks   uint64 // user + system, clock ticks
+	cpu     time.Duration // user + system
 	percent Percent
 }
-
-// clockTicksPerSecond is USER_HZ, the unit of the times in /proc/<pid>/stat.
-// It is part of the kernel ABI and is 100 on every architecture Go supports.
-const clockTicksPerSecond = 100
-
-// pageSize is the unit of the resident set size in /proc/<pid>/stat.
-var pageSize = uint64(os.Getpagesize())
 
 // NewHostProcess returns the process that holds pid now. It returns an error
 // wrapping ErrProcessGone when there is no such process.
@@ -87,10 +79,10 @@ func NewHostProcess(pid int) (*HostProcess, error) {
 }
 
 // process returns the process that holds pid now (NewHostProcess).
-func (h *hostFS) process(pid int) (*HostProcess, error) {
+func (h *hostReader) process(pid int) (*HostProcess, error) {
 	st, err := h.stat(int32(pid))
 	if err != nil {
-		if isNoSuchProcess(err) {
+		if procfs.IsNotExist(err) {
 			return nil, fmt.Errorf("pid %d: %w", pid, ErrProcessGone)
 		}
 		return nil, fmt.Errorf("pid %d: %w", pid, err)
@@ -99,12 +91,12 @@ func (h *hostFS) process(pid int) (*HostProcess, error) {
 }
 
 // processFromStat returns the process with the identity st records.
-func (h *hostFS) processFromStat(pid int32, st procStat) *HostProcess {
-	p := &HostProcess{pid: pid, fs: h, startTicks: st.startTicks}
+func (h *hostReader) processFromStat(pid int32, st procfs.Stat) *HostProcess {
+	p := &HostProcess{pid: pid, fs: h, start: st.Start}
 	if boot, err := h.bootTime(); err != nil {
 		p.createTime = NA[time.Time](ReasonOf(err), err)
 	} else {
-		p.createTime = Some(boot.Add(time.Duration(st.startTicks) * (time.Second / clockTicksPerSecond)))
+		p.createTime = Some(boot.Add(st.Start))
 	}
 	return p
 }
@@ -112,8 +104,8 @@ func (h *hostFS) processFromStat(pid int32, st procStat) *HostProcess {
 // newHostProcessAt returns a HostProcess for pid with the given start time,
 // whether or not that is the process holding the PID (tests use it to fake a
 // reused PID).
-func newHostProcessAt(pid int32, startTicks uint64) *HostProcess {
-	return hostProcFS.processFromStat(pid, procStat{startTicks: startTicks})
+func newHostProcessAt(pid int32, start time.Duration) *HostProcess {
+	return hostProcFS.processFromStat(pid, procfs.Stat{Start: start})
 }
 
 // newUnreadableHostProcess returns a HostProcess whose every host field is
@@ -130,7 +122,7 @@ func newUnreadableHostProcess(pid int32, reason Reason, err error) *HostProcess 
 
 // files returns where p is read: its source, or the host's procfs for the
 // zero HostProcess.
-func (p *HostProcess) files() *hostFS {
+func (p *HostProcess) files() *hostReader {
 	if p.fs == nil {
 		return hostProcFS
 	}
@@ -163,24 +155,24 @@ func (p *HostProcess) unusable() error {
 	switch {
 	case p.unreadable != Available:
 		return p.unreadableErr
-	case p.gone.Load() || p.startTicks == 0 && p.pid == 0: // the zero HostProcess holds no process
+	case p.gone.Load() || p.start == 0 && p.pid == 0: // the zero HostProcess holds no process
 		return p.goneErr()
 	}
 	return nil
 }
 
-// check reads /proc/<pid>/stat and returns it, or an error wrapping
+// check reads the process's stat and returns it, or an error wrapping
 // ErrProcessGone unless the PID still holds this process (a zombie still
 // does). Whatever else was read before a check is known to be this
 // process's once the check passes: a PID cannot go back to an exited
 // process.
-func (p *HostProcess) check() (procStat, error) {
+func (p *HostProcess) check() (procfs.Stat, error) {
 	if err := p.unusable(); err != nil {
-		return procStat{}, err
+		return procfs.Stat{}, err
 	}
 	st, err := p.files().stat(p.pid)
 	if err != nil {
-		if isNoSuchProcess(err) {
+		if procfs.IsNotExist(err) {
 			p.gone.Store(true)
 			return st, p.goneErr()
 		}
@@ -190,8 +182,8 @@ func (p *HostProcess) check() (procStat, error) {
 }
 
 // verify says whether a stat just read is this process's.
-func (p *HostProcess) verify(st procStat) error {
-	if st.startTicks != p.startTicks {
+func (p *HostProcess) verify(st procfs.Stat) error {
+	if st.Start != p.start {
 		p.gone.Store(true)
 		return p.goneErr()
 	}
@@ -221,11 +213,11 @@ func readHostValue[T any](p *HostProcess, read func() (T, error), zombieEmpty fu
 	if cerr != nil {
 		return NA[T](ReasonOf(cerr), cerr)
 	}
-	if st.isZombie() && (err != nil || (zombieEmpty != nil && zombieEmpty(v))) {
+	if st.IsZombie() && (err != nil || (zombieEmpty != nil && zombieEmpty(v))) {
 		return NA[T](Zombie, p.zombieErr())
 	}
 	if err != nil {
-		if isNoSuchProcess(err) {
+		if procfs.IsNotExist(err) {
 			// Exiting, but not yet a zombie when checked.
 			return NA[T](ProcessGone, fmt.Errorf("pid %d: %w: %w", p.pid, ErrProcessGone, err))
 		}
@@ -237,9 +229,9 @@ func readHostValue[T any](p *HostProcess, read func() (T, error), zombieEmpty fu
 
 func (p *HostProcess) zombieErr() error { return fmt.Errorf("pid %d: %w", p.pid, ErrZombie) }
 
-// statValue reads one value from /proc/<pid>/stat, which is also the
+// statValue reads one value from the process's stat, which is also the
 // identity check.
-func statValue[T any](p *HostProcess, get func(procStat) Value[T]) Value[T] {
+func statValue[T any](p *HostProcess, get func(procfs.Stat) Value[T]) Value[T] {
 	st, err := p.check()
 	if err != nil {
 		return NA[T](ReasonOf(err), err)
@@ -294,62 +286,15 @@ func (p *HostProcess) Name() Value[string] {
 	return v
 }
 
-// readName reads the kernel's name of the process from /proc/<pid>/stat,
-// and when it is cut to the kernel's 15 bytes, takes the whole one from the
-// first argument of the command line, as psutil does.
+// readName reads the kernel's name of the process, and when it is cut to
+// the kernel's 15 bytes, takes the whole one from the first argument of
+// the command line, as psutil does.
 func (p *HostProcess) readName() (string, error) {
-	buf := statBufs.Get().(*[statBufSize]byte)
-	defer statBufs.Put(buf)
-	b, err := p.files().src.ReadFile(int(p.pid), "stat", buf[:])
+	comm, err := p.files().comm(p.pid)
 	if err != nil {
 		return "", err
 	}
-	return p.files().nameFromComm(p.pid, statComm(b)), nil
-}
-
-// nameFromComm extends a kernel command name cut to 15 bytes from the
-// command line's first argument when that starts with it.
-func (h *hostFS) nameFromComm(pid int32, comm string) string {
-	if len(comm) < 15 {
-		return comm
-	}
-	args, err := h.cmdline(pid)
-	if err != nil || len(args) == 0 {
-		return comm
-	}
-	exe := args[0]
-	if i := lastSlash(exe); i >= 0 {
-		exe = exe[i+1:]
-	}
-	if len(exe) > len(comm) && exe[:len(comm)] == comm {
-		return exe
-	}
-	return comm
-}
-
-func lastSlash(s string) int {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '/' {
-			return i
-		}
-	}
-	return -1
-}
-
-// username returns the name of a user ID, or the ID in decimal when it has
-// no name on this host (e.g. a user from a container). Names are kept a
-// while: looking one up can mean a round trip to a directory service, and
-// every process of a user asks.
-func (h *hostFS) username(uid uint32) string {
-	if it := h.byUser.Get(uid); it != nil {
-		return it.Value()
-	}
-	name, err := h.src.Username(uid)
-	if err != nil || name == "" {
-		name = strconv.FormatUint(uint64(uid), 10)
-	}
-	h.byUser.Set(uid, name, ttlcache.DefaultTTL)
-	return name
+	return p.files().nameFromComm(p.pid, comm), nil
 }
 
 // Username returns the name of the user who owns the process (its real user
@@ -366,7 +311,7 @@ func (p *HostProcess) Username() Value[string] {
 		return Some(name)
 	}
 	v := readHostValue(p, func() (string, error) {
-		uid, err := p.files().uid(p.pid)
+		uid, err := p.files().src.Owner(int(p.pid))
 		if err != nil {
 			return "", err
 		}
@@ -385,7 +330,7 @@ func (p *HostProcess) Username() Value[string] {
 // empty for a kernel thread and N/A (Zombie) for a zombie. It is read afresh
 // each time, since such programs change it after they start.
 func (p *HostProcess) Cmdline() Value[[]string] {
-	v := readHostValue(p, func() ([]string, error) { return p.files().cmdline(p.pid) },
+	v := readHostValue(p, func() ([]string, error) { return p.files().src.Cmdline(int(p.pid)) },
 		func(args []string) bool { return len(args) == 0 })
 	if args, ok := v.Get(); ok {
 		command := CommandJoin(args)
@@ -402,13 +347,13 @@ func (p *HostProcess) Command() Value[string] { return Map(p.Cmdline(), CommandJ
 
 // Cwd returns the process's working directory.
 func (p *HostProcess) Cwd() Value[string] {
-	return readHostValue(p, func() (string, error) { return p.files().cwd(p.pid) }, nil)
+	return readHostValue(p, func() (string, error) { return p.files().src.Cwd(int(p.pid)) }, nil)
 }
 
 // Environ returns the process's environment as "KEY=value" strings. It is
 // N/A (NoPermission) for another user's process unless we are root.
 func (p *HostProcess) Environ() Value[[]string] {
-	return readHostValue(p, func() ([]string, error) { return p.files().environ(p.pid) },
+	return readHostValue(p, func() ([]string, error) { return p.files().src.Environ(int(p.pid)) },
 		func(env []string) bool { return len(env) == 0 })
 }
 
@@ -416,7 +361,7 @@ func (p *HostProcess) Environ() Value[[]string] {
 // "sleeping", "disk-sleep", "stopped", "tracing-stop", "zombie", "dead",
 // "wake-kill", "waking", "parked" or "idle".
 func (p *HostProcess) Status() Value[string] {
-	return statValue(p, func(st procStat) Value[string] { return Some(st.status()) })
+	return statValue(p, func(st procfs.Stat) Value[string] { return Some(st.State) })
 }
 
 // CPUPercent returns the share of one CPU the process used, in percent; a
@@ -425,12 +370,12 @@ func (p *HostProcess) Status() Value[string] {
 // average since the process started (and starts the next interval), so keep
 // the same HostProcess between calls for the current use.
 func (p *HostProcess) CPUPercent() Value[Percent] {
-	return statValue(p, func(st procStat) Value[Percent] { return Some(p.cpuPercent(st, time.Now())) })
+	return statValue(p, func(st procfs.Stat) Value[Percent] { return Some(p.cpuPercent(st, time.Now())) })
 }
 
 // cpuPercent takes the CPU reading of a stat read at now.
-func (p *HostProcess) cpuPercent(st procStat, now time.Time) Percent {
-	ticks := st.utime + st.stime
+func (p *HostProcess) cpuPercent(st procfs.Stat, now time.Time) Percent {
+	cpu := st.CPUTime
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	prev := p.cpu
@@ -438,44 +383,45 @@ func (p *HostProcess) cpuPercent(st procStat, now time.Time) Percent {
 	switch {
 	case prev.at.IsZero():
 		// The boot time is known only to the second, so measure the
-		// process's age from the uptime, in clock ticks like its start.
-		if up, err := p.files().uptime(); err == nil {
-			if age := up - float64(p.startTicks)/clockTicksPerSecond; age > 0 {
-				pct = Percent(float64(ticks) / clockTicksPerSecond / age * 100)
+		// process's age from the uptime, to the clock tick like its start.
+		if up, err := p.files().src.Uptime(); err == nil {
+			if age := up - p.start; age > 0 {
+				pct = Percent(cpu.Seconds() / age.Seconds() * 100)
 			}
 		}
 	case now.Sub(prev.at) < time.Millisecond:
 		return prev.percent // too short an interval to measure
 	default:
-		used := float64(ticks-min(prev.ticks, ticks)) / clockTicksPerSecond
+		used := (cpu - min(prev.cpu, cpu)).Seconds()
 		pct = Percent(used / now.Sub(prev.at).Seconds() * 100)
 	}
-	p.cpu = processCPUSample{at: now, ticks: ticks, percent: pct}
+	p.cpu = processCPUSample{at: now, cpu: cpu, percent: pct}
 	return pct
 }
 
-// RSS returns the process's resident memory (resident set size).
-func (p *HostProcess) RSS() Value[Bytes] {
+// HostMemory returns the process's resident memory (resident set size).
+// N/A (Zombie) for a zombie, which has none.
+func (p *HostProcess) HostMemory() Value[Bytes] {
 	return statValue(p, p.rss)
 }
 
 // rss is the resident memory of a stat: N/A (Zombie) for a zombie, which
 // has none.
-func (p *HostProcess) rss(st procStat) Value[Bytes] {
-	if st.isZombie() {
+func (p *HostProcess) rss(st procfs.Stat) Value[Bytes] {
+	if st.IsZombie() {
 		return NA[Bytes](Zombie, p.zombieErr())
 	}
-	return Some(Bytes(uint64(max(st.rssPages, 0)) * pageSize))
+	return Some(Bytes(st.RSS))
 }
 
-// MemoryPercent returns the process's resident memory as a percentage of
-// the host's physical memory.
-func (p *HostProcess) MemoryPercent() Value[Percent] {
-	return p.files().memoryPercent(p.RSS())
+// HostMemoryPercent returns the process's resident memory as a percentage
+// of the host's physical memory.
+func (p *HostProcess) HostMemoryPercent() Value[Percent] {
+	return p.files().memoryPercent(p.HostMemory())
 }
 
 // memoryPercent is rss as a percentage of the host's memory.
-func (h *hostFS) memoryPercent(rss Value[Bytes]) Value[Percent] {
+func (h *hostReader) memoryPercent(rss Value[Bytes]) Value[Percent] {
 	b, ok := rss.Get()
 	if !ok {
 		return Map(rss, func(Bytes) Percent { return 0 })
@@ -487,24 +433,29 @@ func (h *hostFS) memoryPercent(rss Value[Bytes]) Value[Percent] {
 	return Some(Percent(float64(b) / float64(total) * 100))
 }
 
-// Parent returns the process's parent, or nil and no error when it has none
-// that we can see (PID 1, or a parent outside this PID namespace). It returns
-// an error wrapping ErrProcessGone when this process, or the parent, is gone.
+// ErrNoParent is wrapped by HostProcess.Parent for a process with no parent
+// that can be seen: PID 1, a kernel thread, or a process whose parent is
+// outside this PID namespace. It matches ErrNotFound too.
+var ErrNoParent = fmt.Errorf("no visible parent: %w", ErrNotFound)
+
+// Parent returns the process's parent. It returns an error wrapping
+// ErrNoParent when the process has none that can be seen, and one wrapping
+// ErrProcessGone when this process, or the parent, is gone.
 func (p *HostProcess) Parent() (*HostProcess, error) {
 	st, err := p.check()
 	if err != nil {
 		return nil, err
 	}
-	if st.ppid <= 0 {
-		return nil, nil
+	if st.PPID <= 0 {
+		return nil, fmt.Errorf("pid %d: %w", p.pid, ErrNoParent)
 	}
-	parent, err := p.files().process(int(st.ppid))
+	parent, err := p.files().process(st.PPID)
 	if err != nil {
 		return nil, err
 	}
 	// A parent cannot start after its child; if it seems to, the parent
 	// exited and its PID was reused after we read it.
-	if parent.startTicks > p.startTicks {
+	if parent.start > p.start {
 		return nil, fmt.Errorf("parent of pid %d: %w", p.pid, ErrProcessGone)
 	}
 	return parent, nil
@@ -524,7 +475,7 @@ func (p *HostProcess) Children() ([]*HostProcess, error) {
 		st, err := p.files().stat(int32(pid))
 		// A child cannot start before its parent; one that seems to has
 		// been reparented to a successor of ours (and check below fails).
-		if err == nil && st.ppid == p.pid && st.startTicks >= p.startTicks {
+		if err == nil && st.PPID == int(p.pid) && st.Start >= p.start {
 			children = append(children, p.files().processFromStat(int32(pid), st))
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nvgo/nvgo/host"
 )
 
 // child is a real process started for a test; gopsutil and nvgo read the
@@ -100,8 +102,8 @@ func hostFields(p *HostProcess) []hostField {
 		{"Environ", p.Environ()},
 		{"Status", p.Status()},
 		{"CPUPercent", p.CPUPercent()},
-		{"RSS", p.RSS()},
-		{"MemoryPercent", p.MemoryPercent()},
+		{"HostMemory", p.HostMemory()},
+		{"HostMemoryPercent", p.HostMemoryPercent()},
 	}
 }
 
@@ -161,11 +163,11 @@ func TestHostProcessReadsALiveChild(t *testing.T) {
 	// Until it sleeps, a child may still be mapping itself in, and the
 	// kernel's count of its resident pages may lag (split RSS counting).
 	eventually(t, "the child is asleep", func() bool { return p.Status().Or("") == "sleeping" })
-	if rss, ok := p.RSS().Get(); !ok || rss == 0 {
-		t.Errorf("RSS() = %v, want > 0", p.RSS())
+	if rss, ok := p.HostMemory().Get(); !ok || rss == 0 {
+		t.Errorf("RSS() = %v, want > 0", p.HostMemory())
 	}
-	if mp, ok := p.MemoryPercent().Get(); !ok || mp <= 0 || mp > 100 {
-		t.Errorf("MemoryPercent() = %v, want in (0, 100]", p.MemoryPercent())
+	if mp, ok := p.HostMemoryPercent().Get(); !ok || mp <= 0 || mp > 100 {
+		t.Errorf("HostMemoryPercent() = %v, want in (0, 100]", p.HostMemoryPercent())
 	}
 	if me, err := user.Current(); err == nil {
 		if got := p.Username(); got.Or("") != me.Username {
@@ -237,7 +239,7 @@ func TestHostProcessZombie(t *testing.T) {
 	for _, f := range hostFields(p) {
 		t.Logf("zombie %s() = %v (reason %v, err %v)", f.name, f.v, f.v.Reason(), f.v.Err())
 	}
-	gone := map[string]bool{"Cmdline": true, "Command": true, "Cwd": true, "Environ": true, "RSS": true, "MemoryPercent": true}
+	gone := map[string]bool{"Cmdline": true, "Command": true, "Cwd": true, "Environ": true, "HostMemory": true, "HostMemoryPercent": true}
 	for _, f := range hostFields(p) {
 		switch {
 		case gone[f.name] && (f.v.Reason() != Zombie || !errors.Is(f.v.Err(), ErrZombie)):
@@ -261,7 +263,7 @@ func TestHostProcessRefusesAReusedPID(t *testing.T) {
 	c := startChild(t, "sleep", "30")
 	real := mustHostProcess(t, c.pid())
 	// A HostProcess for an earlier process that held the same PID.
-	stale := newHostProcessAt(int32(c.pid()), real.startTicks-1)
+	stale := newHostProcessAt(int32(c.pid()), real.start-10*time.Millisecond)
 
 	for _, sig := range []func() error{stale.Interrupt, stale.Terminate, stale.Kill} {
 		if err := sig(); !errors.Is(err, ErrProcessGone) {
@@ -321,15 +323,15 @@ func TestHostProcessTable(t *testing.T) {
 		c := startChild(t, "sleep", "30")
 		tab := newHostProcessTable(hostProcFS)
 		live := tab.get(c.pid())
-		stale := newHostProcessAt(int32(c.pid()), live.startTicks-1)
+		stale := newHostProcessAt(int32(c.pid()), live.start-10*time.Millisecond)
 		tab.byPID[int32(c.pid())] = &hostEntry{p: stale}
 
 		got := tab.get(c.pid())
 		if got == stale {
 			t.Fatal("lookup kept the object of the PID's earlier process")
 		}
-		if got.startTicks != live.startTicks || !got.IsRunning() {
-			t.Errorf("lookup gave start %d (running %v), want the live process's %d", got.startTicks, got.IsRunning(), live.startTicks)
+		if got.start != live.start || !got.IsRunning() {
+			t.Errorf("lookup gave start %d (running %v), want the live process's %d", got.start, got.IsRunning(), live.start)
 		}
 		if again := tab.get(c.pid()); again != got {
 			t.Error("the new object was not kept")
@@ -356,8 +358,7 @@ func TestHostProcessTable(t *testing.T) {
 		wantAllNA(t, before, ProcessGone, ErrProcessGone)
 	})
 	t.Run("outside the host PID namespace nothing is read, not even our own PID", func(t *testing.T) {
-		setPIDNamespaceLink(t, "pid:[4026532451]", nil)
-		tab := newHostProcessTable(hostProcFS)
+		tab := newHostProcessTable(newHostReader(otherPIDNamespace{host.ProcFS{}}))
 		p := tab.get(os.Getpid())
 		wantAllNA(t, p, OtherPIDNamespace, ErrOtherPIDNamespace)
 		if tab.get(os.Getpid()) != p {
@@ -486,40 +487,14 @@ func TestHostProcessCPUPercent(t *testing.T) {
 	}
 }
 
-func TestParseProcStat(t *testing.T) {
-	tail := " 1 1 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 123456 1000 200 18446744073709551615"
-	tests := []struct {
-		name    string
-		in      string
-		want    procStat
-		wantErr bool
-	}{
-		{"a plain name", "42 (sleep) S 7" + tail, procStat{state: 'S', ppid: 7, startTicks: 123456, utime: 5, stime: 3, rssPages: 200}, false},
-		{"a name with spaces and parentheses", "42 (a) b (c)) Z 1" + tail, procStat{state: 'Z', ppid: 1, startTicks: 123456, utime: 5, stime: 3, rssPages: 200}, false},
-		{"no name", "42 sleep S 7" + tail, procStat{}, true},
-		{"too few fields", "42 (sleep) S 7 1 1", procStat{}, true},
-		{"a bad start time", "42 (sleep) S 7 1 1 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 x 1000", procStat{}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseProcStat([]byte(tt.in))
-			if (err != nil) != tt.wantErr || got != tt.want {
-				t.Errorf("parseProcStat(%q) = %+v, %v; want %+v, error %v", tt.in, got, err, tt.want, tt.wantErr)
-			}
-		})
-	}
-}
-
-func TestProcStatStatus(t *testing.T) {
-	for letter, want := range map[byte]string{'R': "running", 'S': "sleeping", 'D': "disk-sleep", 'T': "stopped", 'Z': "zombie", 'I': "idle", '?': "unknown (?)"} {
-		if got := (procStat{state: letter}).status(); got != want {
-			t.Errorf("status of %q = %q, want %q", letter, got, want)
-		}
-	}
-}
-
 // get is lookup by no lister, for the tests that need only the process.
 func (t *hostProcessTable) get(pid int) *HostProcess {
 	p, _, _ := t.lookup(pid, nil)
 	return p
 }
+
+// otherPIDNamespace is the host's procfs as a process in a container
+// without the host's PID namespace sees it: NVML's PIDs are not its.
+type otherPIDNamespace struct{ host.ProcFS }
+
+func (otherPIDNamespace) HostPIDs() bool { return false }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/nvgo/nvgo/internal/procfs"
 )
 
 // Snapshot reads the host process's figures now: one read of
@@ -15,12 +17,12 @@ import (
 // its current one in Cmdline. CPUPercent is the delta since the previous
 // reading of p.
 func (p *HostProcess) Snapshot() HostProcessSnapshot {
-	return p.snapshot(procStat{}, false, time.Now())
+	return p.snapshot(procfs.Stat{}, false, time.Now())
 }
 
 // snapshot is Snapshot from a stat of the process read (and verified) at
 // now when fresh is true, else from a stat it reads.
-func (p *HostProcess) snapshot(st procStat, fresh bool, now time.Time) HostProcessSnapshot {
+func (p *HostProcess) snapshot(st procfs.Stat, fresh bool, now time.Time) HostProcessSnapshot {
 	var err error
 	if !fresh {
 		st, err = p.check()
@@ -31,7 +33,7 @@ func (p *HostProcess) snapshot(st procStat, fresh bool, now time.Time) HostProce
 	s := HostProcessSnapshot{IsRunning: true, CreateTime: p.createTime}
 	s.RunningTime = Map(s.CreateTime, runningSince)
 	s.RunningTimeSeconds = Map(s.RunningTime, time.Duration.Seconds)
-	s.Status = Some(st.status())
+	s.Status = Some(st.State)
 	s.CPUPercent = Some(p.cpuPercent(st, now))
 	s.HostMemory = p.rss(st)
 	s.HostMemoryPercent = p.files().memoryPercent(s.HostMemory)
@@ -47,7 +49,7 @@ func (p *HostProcess) snapshot(st procStat, fresh bool, now time.Time) HostProce
 		s.Username = p.Username()
 	}
 	switch {
-	case st.isZombie():
+	case st.IsZombie():
 		s.Cmdline = NA[[]string](Zombie, p.zombieErr())
 		s.Command = Map(s.Cmdline, CommandJoin)
 	case args == nil:
@@ -94,7 +96,7 @@ func (s *HostProcessSnapshot) setHostErr(r Reason, err error) {
 // those it no longer lists; a process no lister holds is forgotten, so the
 // table is as small as the process lists. It is safe for concurrent use.
 type hostProcessTable struct {
-	fs *hostFS // where the processes are read
+	fs *hostReader // where the processes are read
 	// keepFiles: the processes are the real procfs's, whose stat files are
 	// kept open while the table holds the process (statFile).
 	keepFiles bool
@@ -108,50 +110,60 @@ type hostEntry struct {
 	p       *HostProcess
 	listers []any
 	// stat is the process's stat file kept open, or nil.
-	stat *statFile
+	stat *procfs.StatFile
 }
 
-func newHostProcessTable(fs *hostFS) *hostProcessTable {
-	_, procfs := fs.src.(procfsSource)
-	return &hostProcessTable{fs: fs, keepFiles: procfs, byPID: make(map[int32]*hostEntry)}
+func newHostProcessTable(fs *hostReader) *hostProcessTable {
+	return &hostProcessTable{fs: fs, keepFiles: fs.isProcFS, byPID: make(map[int32]*hostEntry)}
 }
 
-// readStat reads the stat of the process that holds id: through the stat
-// file kept for the process the table holds under id, which costs one
-// system call; else (none kept, or that process gone) by path. A stat read
-// by path is of whatever process now holds the PID; kept, when it is not
-// already, is a file opened for it (nil if none), for lookup to keep with
-// the entry or close.
-func (t *hostProcessTable) readStat(id int32, buf []byte) (b []byte, kept *statFile, err error) {
+// readStat reads the stat of the process that holds id: over procfs,
+// through the stat file kept for the process the table holds under id,
+// which costs one system call, else (none kept, or that process gone) by
+// path; over another source, through it. A stat read by path is of
+// whatever process now holds the PID; kept, when it is not already, is a
+// file opened for it (nil if none), for lookup to keep with the entry or
+// close. The process's kernel name is name, or over procfs in raw, the
+// file as read.
+func (t *hostProcessTable) readStat(id int32, buf []byte) (st procfs.Stat, raw []byte, name string, kept *procfs.StatFile, err error) {
 	if !t.keepFiles {
-		b, err = t.fs.src.ReadFile(int(id), "stat", buf)
-		return b, nil, err
+		ps, err := t.fs.src.Stat(int(id))
+		return statOf(ps), nil, ps.Name, nil, err
+	}
+	parse := func(b []byte, err error) (procfs.Stat, []byte, error) {
+		if err != nil {
+			return procfs.Stat{}, nil, err
+		}
+		st, err := procfs.ParseStat(b)
+		return st, b, err
 	}
 	t.mu.Lock()
-	var sf *statFile
+	var sf *procfs.StatFile
 	if e := t.byPID[id]; e != nil {
 		sf = e.stat
 	}
 	closed := t.closed
 	t.mu.Unlock()
 	if sf != nil {
-		if b, err := sf.read(buf); err == nil {
-			return b, nil, nil
+		if b, err := sf.Read(buf); err == nil {
+			st, raw, err := parse(b, nil)
+			return st, raw, "", nil, err
 		}
 		// Gone (or closed under us): whoever holds the PID now is read by
 		// path; put or the release of the entry closes the old file.
 	}
 	if !closed {
-		if kept = openStatFile(id); kept != nil {
-			if b, err := kept.read(buf); err == nil {
-				return b, kept, nil
+		if kept = t.fs.procfs.OpenStat(int(id)); kept != nil {
+			if b, err := kept.Read(buf); err == nil {
+				st, raw, err := parse(b, nil)
+				return st, raw, "", kept, err
 			}
-			kept.close()
+			kept.Close()
 			kept = nil
 		}
 	}
-	b, err = t.fs.src.ReadFile(int(id), "stat", buf)
-	return b, nil, err
+	st, raw, err = parse(t.fs.procfs.ReadFile(int(id), "stat", buf))
+	return st, raw, "", nil, err
 }
 
 // lookup returns the HostProcess for a PID that NVML reported, claimed by
@@ -162,7 +174,7 @@ func (t *hostProcessTable) readStat(id int32, buf []byte) (b []byte, kept *statF
 // do not share the host's PID namespace (the PID would name an unrelated
 // process here). With a live process it returns the stat it just read and
 // verified (fresh), so that a snapshot need not read it again.
-func (t *hostProcessTable) lookup(pid int, lister any) (p *HostProcess, st procStat, fresh bool) {
+func (t *hostProcessTable) lookup(pid int, lister any) (p *HostProcess, st procfs.Stat, fresh bool) {
 	if pid <= 0 || pid > math.MaxInt32 {
 		return newUnreadableHostProcess(int32(min(max(pid, 0), math.MaxInt32)), ProcessGone, fmt.Errorf("pid %d: %w", pid, ErrProcessGone)), st, false
 	}
@@ -178,18 +190,15 @@ func (t *hostProcessTable) lookup(pid int, lister any) (p *HostProcess, st procS
 		t.put(id, p, lister)
 		return p, st, false
 	}
-	buf := statBufs.Get().(*[statBufSize]byte)
+	buf := statBufs.Get().(*[procfs.StatBufSize]byte)
 	defer statBufs.Put(buf)
-	b, kept, err := t.readStat(id, buf[:])
-	if err == nil {
-		st, err = parseProcStat(b)
-	}
+	st, raw, comm, kept, err := t.readStat(id, buf[:])
 	// A file opened for this read that no entry keeps is closed.
-	defer func() { kept.close() }()
+	defer func() { kept.Close() }()
 	t.mu.Lock()
 	old := t.byPID[id]
 	switch {
-	case err == nil && old != nil && old.p.unreadable == Available && !old.p.gone.Load() && old.p.startTicks == st.startTicks:
+	case err == nil && old != nil && old.p.unreadable == Available && !old.p.gone.Load() && old.p.start == st.Start:
 		old.claim(lister)
 		t.keep(old, &kept)
 		t.mu.Unlock()
@@ -199,10 +208,13 @@ func (t *hostProcessTable) lookup(pid int, lister any) (p *HostProcess, st procS
 		// The name cannot change while the process lives: take it from
 		// this read (reading the command line only for a name the kernel
 		// cut), outside the lock.
-		name := t.fs.nameFromComm(id, statComm(b))
+		if raw != nil {
+			comm = procfs.Comm(raw)
+		}
+		name := t.fs.nameFromComm(id, comm)
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		if e := t.byPID[id]; e != nil && e.p.unreadable == Available && !e.p.gone.Load() && e.p.startTicks == st.startTicks {
+		if e := t.byPID[id]; e != nil && e.p.unreadable == Available && !e.p.gone.Load() && e.p.start == st.Start {
 			e.claim(lister) // another lookup of the same process was first
 			t.keep(e, &kept)
 			return e.p, st, true
@@ -211,20 +223,20 @@ func (t *hostProcessTable) lookup(pid int, lister any) (p *HostProcess, st procS
 		p.name = name
 		t.keep(t.put(id, p, lister), &kept)
 		return p, st, true
-	case isNoSuchProcess(err):
+	case procfs.IsNotExist(err):
 		defer t.mu.Unlock()
 		if old != nil && old.p.unreadable == ProcessGone {
 			old.claim(lister)
-			return old.p, procStat{}, false
+			return old.p, procfs.Stat{}, false
 		}
 		p = newUnreadableHostProcess(id, ProcessGone, fmt.Errorf("pid %d: %w", pid, ErrProcessGone))
 		t.put(id, p, lister)
-		return p, procStat{}, false
+		return p, procfs.Stat{}, false
 	default:
 		t.mu.Unlock()
 		// Perhaps passing (e.g. out of file descriptors): do not remember it.
 		err = fmt.Errorf("pid %d: %w", pid, err)
-		return newUnreadableHostProcess(id, ReasonOf(err), err), procStat{}, false
+		return newUnreadableHostProcess(id, ReasonOf(err), err), procfs.Stat{}, false
 	}
 }
 
@@ -234,7 +246,7 @@ func (t *hostProcessTable) put(id int32, p *HostProcess, lister any) *hostEntry 
 	e := &hostEntry{p: p}
 	if old := t.byPID[id]; old != nil {
 		e.listers = old.listers // the PID is listed by them still
-		old.stat.close()
+		old.stat.Close()
 	}
 	e.claim(lister)
 	t.byPID[id] = e
@@ -244,7 +256,7 @@ func (t *hostProcessTable) put(id int32, p *HostProcess, lister any) *hostEntry 
 // keep makes *f, a stat file opened for e's process, the one e keeps,
 // unless e keeps one already or the table is closed; *f is then nil, so
 // that its opener does not close it. t.mu is held.
-func (t *hostProcessTable) keep(e *hostEntry, f **statFile) {
+func (t *hostProcessTable) keep(e *hostEntry, f **procfs.StatFile) {
 	if *f != nil && e.stat == nil && !t.closed {
 		e.stat, *f = *f, nil
 	}
@@ -256,7 +268,7 @@ func (t *hostProcessTable) close() {
 	defer t.mu.Unlock()
 	t.closed = true
 	for _, e := range t.byPID {
-		e.stat.close()
+		e.stat.Close()
 		e.stat = nil
 	}
 }
@@ -293,7 +305,7 @@ func (t *hostProcessTable) release(lister any, pids []int32) {
 			}
 		}
 		if len(e.listers) == 0 {
-			e.stat.close()
+			e.stat.Close()
 			delete(t.byPID, pid)
 		}
 	}
@@ -306,7 +318,7 @@ func (t *hostProcessTable) prune(alive map[int]struct{}) {
 	defer t.mu.Unlock()
 	for pid, e := range t.byPID {
 		if _, ok := alive[int(pid)]; !ok {
-			e.stat.close()
+			e.stat.Close()
 			delete(t.byPID, pid)
 		}
 	}
@@ -366,7 +378,7 @@ func (m *hostMemo) reserve(n int) {
 }
 
 // get returns p's snapshot, taken from st when fresh (read at lookup).
-func (m *hostMemo) get(p *HostProcess, st procStat, fresh bool) HostProcessSnapshot {
+func (m *hostMemo) get(p *HostProcess, st procfs.Stat, fresh bool) HostProcessSnapshot {
 	if i, ok := m.at[p]; ok {
 		return m.snaps[i]
 	}

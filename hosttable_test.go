@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/nvgo/nvgo/host"
 )
 
 // openFDs counts this process's open file descriptors.
@@ -20,7 +22,7 @@ func openFDs(t *testing.T) int {
 
 // wrappedSource is the real procfs behind another type: a HostSource whose
 // files the table must not keep open.
-type wrappedSource struct{ HostSource }
+type wrappedSource struct{ host.Source }
 
 func TestHostProcessTableKeepsStatFilesOpen(t *testing.T) {
 	t.Run("one file per process, read afresh at each lookup", func(t *testing.T) {
@@ -40,8 +42,8 @@ func TestHostProcessTableKeepsStatFilesOpen(t *testing.T) {
 		if p1 != p2 || !fresh {
 			t.Error("the second lookup gave another object, or no fresh stat")
 		}
-		if st2.utime+st2.stime <= st1.utime+st1.stime {
-			t.Errorf("a busy process's CPU ticks did not grow between reads of the kept file (%d, %d): stale data", st1.utime+st1.stime, st2.utime+st2.stime)
+		if st2.CPUTime <= st1.CPUTime {
+			t.Errorf("a busy process's CPU time did not grow between reads of the kept file (%v, %v): stale data", st1.CPUTime, st2.CPUTime)
 		}
 	})
 	t.Run("a reaped process's file is closed and it reads as gone", func(t *testing.T) {
@@ -82,8 +84,8 @@ func TestHostProcessTableKeepsStatFilesOpen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.startTicks != want.startTicks {
-			t.Errorf("start %d; want the newcomer's %d", p.startTicks, want.startTicks)
+		if p.start != want.start {
+			t.Errorf("start %d; want the newcomer's %d", p.start, want.start)
 		}
 		if got := openFDs(t); got != n0+1 {
 			t.Errorf("%d descriptors; want %d: the old file closed, one kept for the newcomer", got, n0+1)
@@ -120,7 +122,7 @@ func TestHostProcessTableKeepsStatFilesOpen(t *testing.T) {
 	})
 	t.Run("not for another HostSource", func(t *testing.T) {
 		c := startChild(t, "sleep", "30")
-		tab := newHostProcessTable(newHostFS(wrappedSource{HostProcFS()}))
+		tab := newHostProcessTable(newHostReader(wrappedSource{host.ProcFS{}}))
 		n0 := openFDs(t)
 		if p, _, fresh := tab.lookup(c.pid(), "lister"); !fresh || !p.IsRunning() {
 			t.Fatal("the wrapped procfs was not read")

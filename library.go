@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nvgo/nvgo/host"
 	"github.com/nvgo/nvgo/internal/nverr"
 	"github.com/nvgo/nvgo/internal/nvmlx"
 )
@@ -54,7 +55,7 @@ type options struct {
 	cacheTTL time.Duration
 	log      *slog.Logger
 	clock    Clock
-	hosts    HostSource
+	hosts    host.Source
 }
 
 // Option configures Open.
@@ -70,14 +71,14 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 // WithClock sets the clock of the Library's time-keeping (default
 // SystemClock()): the timestamps of snapshots, how long a snapshot serves
 // the per-metric methods, how recent a process's utilization sample must
-// be, and the samplers (Accumulator, Collector) that name no clock of their
-// own. Tests pass a fake.
+// be, and the ticks of its samplers (Accumulator, Collector). Tests pass a
+// fake; over a fake fleet, a clock of package fakegpu/fleetclock.
 func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithHostSource sets where the Library reads the host processes behind
-// GPU PIDs (default HostProcFS(), the host's procfs): a simulation passes
-// its own, such as a fake fleet's.
-func WithHostSource(src HostSource) Option { return func(o *options) { o.hosts = src } }
+// GPU PIDs (default host.ProcFS{}, the host's procfs): a simulation passes
+// its own, such as a fake fleet's (package fakegpu/fakehost).
+func WithHostSource(src host.Source) Option { return func(o *options) { o.hosts = src } }
 
 // Open returns a Library over the system's NVML (libnvidia-ml.so.1), or over
 // the nvml.Interface given with WithNVML. It does not touch NVML: the first
@@ -96,7 +97,7 @@ func Open(opts ...Option) (*Library, error) {
 	}
 	fs := hostProcFS
 	if o.hosts != nil {
-		fs = newHostFS(o.hosts)
+		fs = newHostReader(o.hosts)
 	}
 	l := &Library{backend: o.backend, cacheTTL: o.cacheTTL, log: o.log, clock: o.clock, hosts: newHostProcessTable(fs)}
 	if l.backend == nil {
@@ -171,6 +172,10 @@ func (l *Library) Close() error {
 	}
 	return nil
 }
+
+// Clock returns the Library's clock (WithClock): what its snapshots are
+// stamped with and its samplers tick on.
+func (l *Library) Clock() Clock { return l.clock }
 
 // Available reports whether NVML can be initialised; when it cannot, the
 // error says why (errors.Is ErrLibraryNotFound, ErrDriverNotLoaded, …).

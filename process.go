@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo/internal/nvmlx"
+	"github.com/nvgo/nvgo/internal/procfs"
 )
 
 // ProcessType says how a process uses a GPU: compute (C), graphics (G) or both (C+G).
@@ -71,7 +72,7 @@ type GpuProcess struct {
 	updated   time.Time
 	// hostStat is the host's /proc/<pid>/stat read at the last refresh,
 	// when hostFresh: the snapshot that follows need not read it again.
-	hostStat  procStat
+	hostStat  procfs.Stat
 	hostFresh bool
 }
 

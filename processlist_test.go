@@ -102,7 +102,7 @@ func TestMPSClientsAreListed(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Interval: time.Hour})
+	acc, err := lib.StartAccumulator(ctx, nvgo.WithAccumulatorInterval(time.Hour))
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -58,7 +58,7 @@ func TestFieldValues(t *testing.T) {
 		{name: "NVLink link past the end", id: nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_RX, scope: 18, ret: nvml.ERROR_INVALID_ARGUMENT},
 		{name: "energy", id: nvml.FI_DEV_TOTAL_ENERGY_CONSUMPTION, vtype: u64t, value: 312_000},
 		{name: "PCIe RX bytes", id: nvml.FI_DEV_PCIE_COUNT_RX_BYTES, vtype: u64t, value: 0},
-		{name: "unknown field", id: nvml.FI_DEV_MEMORY_TEMP, ret: nvml.ERROR_NOT_SUPPORTED},
+		{name: "unknown field", id: nvml.FI_DEV_IS_RESETLESS_MIG_SUPPORTED, ret: nvml.ERROR_NOT_SUPPORTED},
 		{name: "field of an unsupported metric", id: nvml.FI_DEV_POWER_INSTANT, ret: nvml.ERROR_NOT_SUPPORTED,
 			before: func(g *fakegpu.GPU) { g.Unsupported("power") }},
 		{name: "field of a failing metric", id: nvml.FI_DEV_ECC_DBE_VOL_TOTAL, ret: nvml.ERROR_NO_PERMISSION,

@@ -19,7 +19,6 @@ var errNoGPU = errors.New("no NVIDIA GPU found")
 type config struct {
 	listen   string
 	interval time.Duration
-	clock    nvgo.Clock // nil: the Library's (WithClock)
 	log      *slog.Logger
 }
 
@@ -56,7 +55,7 @@ func startDaemon(ctx context.Context, lib *nvgo.Library, cfg config) (*daemon, e
 		return nil, err
 	}
 	tasks := prepareGPUs(ctx, devs, log)
-	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Interval: cfg.interval, Clock: cfg.clock, Devices: devs})
+	acc, err := lib.StartAccumulator(ctx, nvgo.WithAccumulatorInterval(cfg.interval), nvgo.WithAccumulatorDevices(devs...))
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -52,18 +52,18 @@ type daemonRig struct {
 // the server before it serves.
 func startRig(t *testing.T, fleet *fakegpu.Fleet, listen string, clock nvgo.Clock, interval time.Duration, configure func(*server)) (*daemonRig, error) {
 	t.Helper()
-	lib, err := nvgo.Open(nvgo.WithNVML(fleet))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lib.Close() })
 	r := &daemonRig{t: t, fleet: fleet, done: make(chan error, 1)}
 	if clock == nil {
 		r.clock = fleetclock.NewStepped(fleet)
 		clock = r.clock
 	}
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet), nvgo.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lib.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
-	r.d, err = startDaemon(ctx, lib, config{listen: listen, interval: interval, clock: clock, log: testLog(t)})
+	r.d, err = startDaemon(ctx, lib, config{listen: listen, interval: interval, log: testLog(t)})
 	if err != nil {
 		cancel()
 		return nil, err

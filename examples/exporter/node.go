@@ -127,7 +127,7 @@ func newReader(ctx context.Context, lib *nvgo.Library, hostname string, interval
 	if err != nil {
 		return nil, err
 	}
-	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Interval: interval, Devices: sel.Devices})
+	acc, err := lib.StartAccumulator(ctx, nvgo.WithAccumulatorInterval(interval), nvgo.WithAccumulatorDevices(sel.Devices...))
 	if err != nil {
 		return nil, err
 	}

@@ -105,7 +105,7 @@ func newSampler(ctx context.Context, lib *nvgo.Library, sel tool.Selection, inte
 			gpus = append(gpus, d)
 		}
 	}
-	acc, err := lib.StartAccumulator(ctx, nvgo.AccumulatorConfig{Interval: interval, Devices: gpus})
+	acc, err := lib.StartAccumulator(ctx, nvgo.WithAccumulatorInterval(interval), nvgo.WithAccumulatorDevices(gpus...))
 	if err != nil {
 		return nil, err
 	}

@@ -15,14 +15,10 @@ import (
 // logConfig configures logUsage.
 type logConfig struct {
 	dir      string
-	interval time.Duration // between rows
-	tick     time.Duration // the accumulator's
-	// clock drives the sampling; nil means the Library's (nvgo.WithClock),
-	// which then reads the system time, as the system clock and a
-	// simulation's fleetclock.RealTime do. Tests pass a stepped clock.
-	clock nvgo.Clock
-	loc   *time.Location // of the daily files' dates and the interval grid
-	log   *slog.Logger
+	interval time.Duration  // between rows
+	tick     time.Duration  // the accumulator's
+	loc      *time.Location // of the daily files' dates and the interval grid
+	log      *slog.Logger
 
 	// ready, if set (tests), is called once the accumulator runs and the
 	// baseline is read.
@@ -58,14 +54,14 @@ func logUsage(ctx context.Context, lib *nvgo.Library, cfg logConfig) error {
 		return err
 	}
 
-	if err := l.alignToTick(ctx); err != nil {
+	if err := l.alignToTick(ctx, lib.Clock()); err != nil {
 		l.logStopped() // before starting: nothing was measured
 		return nil
 	}
 	// The sampler stops when ctx ends, or when logUsage returns early.
 	accCtx, stopAcc := context.WithCancel(ctx)
 	defer stopAcc()
-	acc, err := lib.StartAccumulator(accCtx, nvgo.AccumulatorConfig{Interval: l.tick, Clock: l.clock})
+	acc, err := lib.StartAccumulator(accCtx, nvgo.WithAccumulatorInterval(l.tick))
 	if errors.Is(err, context.Canceled) {
 		l.logStopped()
 		return nil
@@ -172,24 +168,13 @@ func (l *logger) recover() (resume, error) {
 
 // alignToTick waits for the next whole tick of the clock, so that ticks,
 // and thus interval ends, fall on round times.
-func (l *logger) alignToTick(ctx context.Context) error {
-	clock := l.clock
-	if clock == nil {
-		clock = nvgo.SystemClock() // what the Library's clock reads
-	}
+func (l *logger) alignToTick(ctx context.Context, clock nvgo.Clock) error {
 	now := clock.Now()
 	wait := now.Truncate(l.tick).Add(l.tick).Sub(now)
 	if wait == l.tick {
 		return nil
 	}
-	t := clock.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C():
-		return nil
-	}
+	return clock.Sleep(ctx, wait)
 }
 
 // recordGap records the span between where the directory left off and the

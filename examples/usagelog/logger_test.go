@@ -62,19 +62,20 @@ type rig struct {
 // whole tick.
 func startRig(t *testing.T, fleet *fakegpu.Fleet, dir string, interval, tick time.Duration) *rig {
 	t.Helper()
-	lib, err := nvgo.Open(nvgo.WithNVML(fleet))
+	clock := fleetclock.NewStepped(fleet)
+	lib, err := nvgo.Open(nvgo.WithNVML(fleet), nvgo.WithClock(clock))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &rig{
-		t: t, fleet: fleet, clock: fleetclock.NewStepped(fleet), dir: dir, interval: interval, tick: tick,
+		t: t, fleet: fleet, clock: clock, dir: dir, interval: interval, tick: tick,
 		wrote: make(chan nvgo.Interval, 1000), done: make(chan error, 1), log: &syncBuffer{},
 	}
 	ready := make(chan *nvgo.Accumulator, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	cfg := logConfig{
-		dir: dir, interval: interval, tick: tick, clock: r.clock, loc: time.UTC,
+		dir: dir, interval: interval, tick: tick, loc: time.UTC,
 		log:   slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		ready: func(a *nvgo.Accumulator) { ready <- a },
 		wrote: func(iv nvgo.Interval) { r.wrote <- iv },

@@ -84,42 +84,37 @@ func TestSimulatedProcessesHaveHostFacts(t *testing.T) {
 }
 
 // What another user's process keeps from an unprivileged reader stays
-// kept: a simulated process's environment is N/A (NoPermission).
+// kept: a simulated process's environment and working directory are N/A
+// (NoPermission); its owner has a name.
 func TestSimulatedProcessEnvironmentIsAnotherUsers(t *testing.T) {
 	fleet, err := fakegpu.Preset("dgx-h100")
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := fakehost.New(fleet)
-	if _, err := src.ReadFile(4194401, "environ", nil); !errors.Is(err, os.ErrPermission) {
+	if _, err := src.Environ(4194401); !errors.Is(err, os.ErrPermission) {
 		t.Errorf("environ: %v; want a permission error", err)
 	}
-	if _, err := src.ReadFile(4194401, "bogus", nil); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("an unknown file: %v; want not-exist", err)
+	if _, err := src.Cwd(4194401); !errors.Is(err, os.ErrPermission) {
+		t.Errorf("cwd: %v; want a permission error", err)
 	}
-	if name, err := src.Username(uidOfUser(t, src, 4194402)); err != nil || name != "bob" {
-		t.Errorf("Username(bob's uid) = %q, %v", name, err)
-	}
-}
-
-// uidOfUser reads the Uid line of a simulated process's status.
-func uidOfUser(t *testing.T, src *fakehost.Source, pid int) uint32 {
-	t.Helper()
-	b, err := src.ReadFile(pid, "status", nil)
+	uid, err := src.Owner(4194402)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
-			var uid uint32
-			for _, c := range strings.Fields(rest)[0] {
-				uid = uid*10 + uint32(c-'0')
-			}
-			return uid
-		}
+	if name, err := src.Username(uid); err != nil || name != "bob" {
+		t.Errorf("Username(bob's uid %d) = %q, %v", uid, name, err)
 	}
-	t.Fatal("no Uid line")
-	return 0
+	if _, err := src.Username(uid + 1); err == nil {
+		t.Errorf("Username(%d), no simulated user's: want an error", uid+1)
+	}
+	st, err := src.Stat(4194402)
+	if err != nil || st.Name != "python3" || st.State != "sleeping" || st.PPID != 1 || st.RSS != 10035*fakegpu.MiB {
+		t.Errorf("Stat = %+v, %v; want python3, sleeping, child of 1, 10035 MiB", st, err)
+	}
+	if _, err := src.Stat(4194499); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Stat of a PID no process holds: %v; want not-exist", err)
+	}
 }
 
 // Library.HostProcess reads through the Library's source: a simulated PID

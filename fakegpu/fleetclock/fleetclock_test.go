@@ -3,6 +3,8 @@
 package fleetclock_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -10,37 +12,56 @@ import (
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
 )
 
-func TestSteppedFiresAtTheDeadlineAndMovesTheFleet(t *testing.T) {
+// sleep runs c.Sleep(ctx, d) in a goroutine and returns its result channel
+// once the sleeper is armed.
+func sleep(t *testing.T, c *fleetclock.Stepped, ctx context.Context, d time.Duration) <-chan error {
+	t.Helper()
+	armed := c.Armed()
+	done := make(chan error, 1)
+	go func() { done <- c.Sleep(ctx, d) }()
+	for deadline := time.Now().Add(5 * time.Second); c.Armed() == armed; {
+		if time.Now().After(deadline) {
+			t.Fatal("the sleeper was never armed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return done
+}
+
+func TestSteppedWakesAtTheDeadlineAndMovesTheFleet(t *testing.T) {
 	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
 	c := fleetclock.NewStepped(fleet)
 	start := c.Now()
-	t1 := c.NewTimer(time.Second)
-	t2 := c.NewTimer(3 * time.Second)
-	if !t2.Stop() || t2.Stop() {
-		t.Error("Stop: want true once, then false")
+	ctx, cancel := context.WithCancel(context.Background())
+	first := sleep(t, c, context.Background(), time.Second)
+	second := sleep(t, c, ctx, 3*time.Second)
+	cancel()
+	if err := <-second; !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled Sleep returned %v; want context.Canceled", err)
+	}
+	if n := c.Armed(); n != 1 {
+		t.Errorf("%d sleepers armed after one was cancelled; want 1", n)
 	}
 	c.Advance(500 * time.Millisecond)
 	select {
-	case <-t1.C():
-		t.Fatal("fired before its deadline")
+	case <-first:
+		t.Fatal("woke before its deadline")
 	default:
 	}
 	c.Advance(500 * time.Millisecond)
 	select {
-	case at := <-t1.C():
-		if !at.Equal(start.Add(time.Second)) || !fleet.Now().Equal(at) {
-			t.Errorf("fired at %v (fleet at %v), want start+1s", at.Sub(start), fleet.Now().Sub(start))
+	case err := <-first:
+		if err != nil || !fleet.Now().Equal(start.Add(time.Second)) {
+			t.Errorf("woke with %v, the fleet at %v; want nil at start+1s", err, fleet.Now().Sub(start))
 		}
-	default:
-		t.Fatal("did not fire at its deadline")
+	case <-time.After(5 * time.Second):
+		t.Fatal("did not wake at its deadline")
 	}
 	if n := c.Armed(); n != 0 {
-		t.Errorf("%d timers armed, want 0 (one fired, one stopped)", n)
+		t.Errorf("%d sleepers armed, want 0", n)
 	}
-	select {
-	case <-c.NewTimer(0).C():
-	default:
-		t.Error("a timer of 0 has not fired at once")
+	if err := c.Sleep(context.Background(), 0); err != nil {
+		t.Errorf("Sleep(0) = %v; want nil at once", err)
 	}
 }
 
@@ -51,8 +72,15 @@ func TestRealTimeBringsTheFleetToNow(t *testing.T) {
 		t.Fatalf("the fleet is %v behind real time, want ~0", lag)
 	}
 	before := fleet.Now()
-	<-c.NewTimer(20 * time.Millisecond).C()
+	if err := c.Sleep(context.Background(), 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
 	if moved := fleet.Now().Sub(before); moved < 20*time.Millisecond {
-		t.Errorf("the fleet moved %v by the time the timer fired, want ≥ 20ms", moved)
+		t.Errorf("the fleet moved %v by the time the sleep ended, want ≥ 20ms", moved)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sleep with a cancelled context = %v; want context.Canceled", err)
 	}
 }
