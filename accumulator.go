@@ -274,7 +274,7 @@ type gpuAccum struct {
 }
 
 func newGPUAccum(d *Device) *gpuAccum {
-	g := &gpuAccum{d: d, procs: map[uint32]*ProcessCounters{}}
+	g := &gpuAccum{d: d, procs: map[uint32]*ProcessCounters{}, vgpu: newVgpuAccum()}
 	g.util, g.procUtil = sampling.NewDevicePerTick(), sampling.NewProcessesPerTick()
 	g.c.Index = d.index
 	g.c.UUID, g.c.BusID, g.c.Name = d.UUID(), d.BusID(), d.Name()
