@@ -8,6 +8,50 @@ import (
 	"github.com/nvgo/nvgo/internal/nvmlx"
 )
 
+// ProcessUtilization is one process's utilization in one driver sample
+// (nvmlProcessUtilizationSample_t), in percent.
+type ProcessUtilization struct {
+	SM, Memory, Encoder, Decoder uint32
+}
+
+// CurrentProcesses keeps each process's newest utilization sample, read
+// from a GPU's per-process buffer with a cursor of its own. A sample
+// counts while it is at most a second older than the newest the GPU
+// reported and the GPU reported one in the last two seconds: the driver
+// samples only busy processes, so one without a recent sample is idle.
+// Make one with NewCurrentProcesses.
+//
+// A CurrentProcesses is not safe for concurrent use.
+type CurrentProcesses struct {
+	newest newestByKey[uint32, nvmlx.ProcessSample]
+}
+
+// NewCurrentProcesses returns a reader that has read nothing yet.
+func NewCurrentProcesses() CurrentProcesses {
+	return CurrentProcesses{newest: newNewestByKey(currentProcessRules, func(s nvmlx.ProcessSample) uint32 { return s.PID })}
+}
+
+// Poll reads the samples new to the cursor and keeps each process's
+// newest; samples that no longer count at now are dropped. A failed read
+// changes nothing.
+func (c *CurrentProcesses) Poll(h nvmlx.Device, now time.Time) error {
+	return c.newest.poll(now, h.ProcessUtilization)
+}
+
+// Get returns pid's newest sample if it counts at now; ok is false when
+// the process has no recent sample (it is idle).
+func (c *CurrentProcesses) Get(pid uint32, now time.Time) (u ProcessUtilization, ok bool) {
+	s, ok := c.newest.get(pid, now)
+	if !ok {
+		return u, false
+	}
+	return ProcessUtilization{SM: s.SM, Memory: s.Memory, Encoder: s.Enc, Decoder: s.Dec}, true
+}
+
+// Retain drops the samples of the processes keep refuses (those that left
+// the GPU).
+func (c *CurrentProcesses) Retain(keep func(pid uint32) bool) { c.newest.forget(keep) }
+
 // ProcessMeans is one process's mean utilization over its samples of one
 // tick, in percent; a process without a sample was idle (0).
 type ProcessMeans struct {
