@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo/internal/nvmlx"
+	"github.com/nvgo/nvgo/internal/sampling"
 )
 
 // DefaultAccumulatorInterval is an Accumulator's tick unless configured: one
@@ -280,24 +281,22 @@ type gpuAccum struct {
 	d *Device
 	c GPUCounters // Processes and Exited unused here
 
-	gpuCursor, memCursor sampleCursor[nvmlx.Sample] // the device buffers, the accumulator's own
-	lastTick             time.Time                  // of the previous tick that read the GPU
-	noBuffers            error                      // set once the GPU is known to keep no sample buffer
-	procCursor           sampleCursor[nvmlx.ProcessSample]
-	procUtilErr          error // a permanent per-process utilization failure
-	procs                map[uint32]*ProcessCounters
-	order                []uint32 // the PIDs of procs, sorted
-	seen                 map[uint32]seenProcess
-	util                 map[uint32]procUtil
-	acctOff              Value[ProcessAccounting] // why accounting is N/A this tick
-	list                 []listedProcess          // the buffer of the last listing
-	vgpu                 vgpuAccum
-	reading              DeviceSnapshot // the tick's readings of the table
+	// The accumulator's own readers of the sample buffers.
+	util     sampling.DevicePerTick
+	procUtil sampling.ProcessesPerTick
+
+	procs   map[uint32]*ProcessCounters
+	order   []uint32 // the PIDs of procs, sorted
+	seen    map[uint32]seenProcess
+	acctOff Value[ProcessAccounting] // why accounting is N/A this tick
+	list    []listedProcess          // the buffer of the last listing
+	vgpu    vgpuAccum
+	reading DeviceSnapshot // the tick's readings of the table
 }
 
 func newGPUAccum(d *Device) *gpuAccum {
-	g := &gpuAccum{d: d, procs: map[uint32]*ProcessCounters{}}
-	g.gpuCursor.rules, g.memCursor.rules, g.procCursor.rules = tickDeviceRules, tickDeviceRules, tickProcessRules
+	g := &gpuAccum{d: d, procs: map[uint32]*ProcessCounters{}, vgpu: newVgpuAccum()}
+	g.util, g.procUtil = sampling.NewDevicePerTick(), sampling.NewProcessesPerTick()
 	g.c.Index = d.index
 	g.c.UUID, g.c.BusID, g.c.Name = d.UUID(), d.BusID(), d.Name()
 	na := NA[Percent](NotReported, errNoSample)
@@ -338,9 +337,7 @@ func (g *gpuAccum) sample(now time.Time) (exited []ProcessCounters) {
 	g.c.Samples++
 	g.c.MemoryUsed.add(s.MemoryUsed)
 	g.c.MemoryTotal = s.MemoryTotal
-	since := uint64(max(g.lastTick.UnixMicro(), 0))
-	g.lastTick = now
-	gpu, memBusy := g.utilization(r, now, since)
+	gpu, memBusy := g.utilization(r, now)
 	g.c.GPUUtilization.add(gpu)
 	g.c.MemoryUtilization.add(memBusy)
 	exited = g.processes(r, now)
@@ -358,51 +355,32 @@ func (g *gpuAccum) fail(err error) {
 }
 
 // utilization returns the tick's GPU and memory busy percentages: the
-// time-weighted means of the driver's samples newer than the cursors (only
-// the newest on the first tick), else the table's instantaneous reading.
-func (g *gpuAccum) utilization(r *reader, now time.Time, since uint64) (gpu, mem Value[Percent]) {
-	var gotGPU, gotMem bool
-	if g.noBuffers == nil && g.d.mig == nil {
-		var err error
-		gpu, gotGPU, err = bufferMean(r.h, nvmlx.SampleGPUUtilization, &g.gpuCursor, now, since)
-		if err == nil {
-			mem, gotMem, err = bufferMean(r.h, nvmlx.SampleMemoryUtilization, &g.memCursor, now, since)
-		}
-		if err != nil && (errors.Is(err, ErrNotSupported) || errors.Is(err, ErrNoPermission)) {
-			g.noBuffers = err
-		}
-	}
-	if gotGPU && gotMem {
-		return gpu, mem
-	}
+// time-weighted means of the driver's samples new to the accumulator's
+// reader (sampling.DevicePerTick), else the table's instantaneous reading.
+func (g *gpuAccum) utilization(r *reader, now time.Time) (gpu, mem Value[Percent]) {
 	if g.d.mig != nil {
 		na := NA[Percent](NotSupported, errNotOnMIG)
 		return na, na
 	}
+	m := g.util.Read(r.h, now)
+	if m.HasGPU {
+		gpu = Some(Percent(m.GPU))
+	}
+	if m.HasMemory {
+		mem = Some(Percent(m.Memory))
+	}
+	if m.HasGPU && m.HasMemory {
+		return gpu, mem
+	}
 	s := &g.reading
 	r.readMetrics(s, FieldUtilization)
-	if !gotGPU {
+	if !m.HasGPU {
 		gpu = s.GPUUtilization
 	}
-	if !gotMem {
+	if !m.HasMemory {
 		mem = s.MemoryUtilization
 	}
 	return gpu, mem
-}
-
-// bufferMean reads the samples of kind new to the cursor and returns their
-// time-weighted mean (timeWeightedMean): the first stands for the time
-// since the cursor's position or, before any sample was seen, since the
-// previous tick (since, µs). ok is false when there is no new sample.
-func bufferMean(h nvmlx.Device, kind nvmlx.SampleKind, c *sampleCursor[nvmlx.Sample], now time.Time, since uint64) (v Value[Percent], ok bool, err error) {
-	samples, from, err := c.read(now, func(lastSeen uint64) ([]nvmlx.Sample, error) { return h.Samples(kind, lastSeen) })
-	if err != nil || len(samples) == 0 {
-		return v, false, err
-	}
-	if from == 0 {
-		from = since
-	}
-	return Some(Percent(timeWeightedMean(samples, from, func(s nvmlx.Sample) float64 { return s.Value }))), true, nil
 }
 
 // seenProcess is one process in the lists of one tick.
@@ -411,9 +389,6 @@ type seenProcess struct {
 	mem uint64
 	has bool
 }
-
-// procUtil is one process's utilization samples of one tick.
-type procUtil struct{ sm, mem meanAcc }
 
 // processes merges the GPU's process lists into the counters and returns
 // those that left.
@@ -451,7 +426,11 @@ func (g *gpuAccum) processes(r *reader, now time.Time) []ProcessCounters {
 	g.d.lib.hosts.release(g, left)
 	slices.SortFunc(exited, func(a, b ProcessCounters) int { return a.PID - b.PID })
 
-	util, utilErr := g.processUtilization(r.h, now, len(g.seen) > 0)
+	var util map[uint32]sampling.ProcessMeans
+	var utilErr error
+	if len(g.seen) > 0 {
+		util, utilErr = g.processUtilization(r.h, now)
+	}
 	for pid, s := range g.seen {
 		p := g.procs[pid]
 		if p == nil {
@@ -474,9 +453,9 @@ func (g *gpuAccum) processes(r *reader, now time.Time) []ProcessCounters {
 			p.GPUMemoryUtilization.add(na)
 			continue
 		}
-		u := util[pid]
-		p.GPUSMUtilization.add(Some(u.sm.mean()))
-		p.GPUMemoryUtilization.add(Some(u.mem.mean()))
+		u := util[pid] // none: idle
+		p.GPUSMUtilization.add(Some(Percent(u.SM)))
+		p.GPUMemoryUtilization.add(Some(Percent(u.Memory)))
 	}
 	if changed {
 		g.order = g.order[:0]
@@ -529,46 +508,11 @@ func (g *gpuAccum) newProcess(pid uint32, now time.Time) *ProcessCounters {
 	return p
 }
 
-type meanAcc struct {
-	sum float64
-	n   int
-}
-
-func (m meanAcc) mean() Percent {
-	if m.n == 0 {
-		return 0
-	}
-	return Percent(m.sum / float64(m.n))
-}
-
 // processUtilization returns each process's mean SM and memory utilization
-// over its samples newer than the cursor; a process without one was idle.
-func (g *gpuAccum) processUtilization(h nvmlx.Device, now time.Time, anyProcs bool) (map[uint32]procUtil, error) {
+// over its samples new to the accumulator's reader (sampling.ProcessesPerTick).
+func (g *gpuAccum) processUtilization(h nvmlx.Device, now time.Time) (map[uint32]sampling.ProcessMeans, error) {
 	if g.d.mig != nil {
 		return nil, errNotOnMIG
 	}
-	if g.procUtilErr != nil {
-		return nil, g.procUtilErr
-	}
-	if g.util == nil {
-		g.util = map[uint32]procUtil{}
-	}
-	clear(g.util)
-	if !anyProcs {
-		return g.util, nil
-	}
-	samples, _, err := g.procCursor.read(now, h.ProcessUtilization)
-	if err != nil {
-		if errors.Is(err, ErrNotSupported) {
-			g.procUtilErr = err
-		}
-		return nil, err
-	}
-	for _, s := range samples {
-		u := g.util[s.PID]
-		u.sm.sum, u.sm.n = u.sm.sum+float64(s.SM), u.sm.n+1
-		u.mem.sum, u.mem.n = u.mem.sum+float64(s.Memory), u.mem.n+1
-		g.util[s.PID] = u
-	}
-	return g.util, nil
+	return g.procUtil.Read(h, now)
 }

@@ -5,17 +5,21 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo/internal/nvmlx"
+	"github.com/nvgo/nvgo/internal/sampling"
 )
 
 // vgpuAccum is the sampler's state for the vGPU instances of one GPU. It
-// keeps its own sample cursor, apart from the Device's, so that other
-// readers of the device never take samples away from the counters.
+// keeps its own reader of the sample buffer, apart from the Device's, so
+// that other readers of the device never take samples away from the
+// counters. Make one with newVgpuAccum.
 type vgpuAccum struct {
-	cursor sampleCursor[nvmlx.VgpuSample] // the rules are tickVgpuRules
-	byID   map[uint32]*VgpuCounters
-	order  []uint32 // the IDs of byID, sorted
-	err    error
+	util  sampling.VgpusPerTick
+	byID  map[uint32]*VgpuCounters
+	order []uint32 // the IDs of byID, sorted
+	err   error
 }
+
+func newVgpuAccum() vgpuAccum { return vgpuAccum{util: sampling.NewVgpusPerTick()} }
 
 // sample takes one tick of the GPU's instances: one listing, one read of
 // the sample buffer and one framebuffer read per instance. A GPU that is
@@ -36,27 +40,9 @@ func (a *vgpuAccum) sample(d *Device, h nvmlx.Device, now time.Time) {
 	if a.byID == nil {
 		a.byID = map[uint32]*VgpuCounters{}
 	}
-	a.cursor.rules = tickVgpuRules
-	means := map[uint32][4]float64{}
-	if samples, _, err := a.cursor.read(now, h.VgpuUtilization); err != nil {
-		a.err = err
-	} else {
-		var sums = map[uint32]*[5]float64{}
-		for _, s := range samples {
-			x := sums[s.Instance]
-			if x == nil {
-				x = new([5]float64)
-				sums[s.Instance] = x
-			}
-			x[0] += float64(s.SM)
-			x[1] += float64(s.Framebuffer)
-			x[2] += float64(s.Encoder)
-			x[3] += float64(s.Decoder)
-			x[4]++
-		}
-		for id, x := range sums {
-			means[id] = [4]float64{x[0] / x[4], x[1] / x[4], x[2] / x[4], x[3] / x[4]}
-		}
+	means, err := a.util.Read(h, now)
+	if err != nil {
+		a.err = err // no means: the instances' utilization is not added
 	}
 	live := make(map[uint32]bool, len(vs))
 	for _, v := range vs {
@@ -77,10 +63,10 @@ func (a *vgpuAccum) sample(d *Device, h nvmlx.Device, now time.Time) {
 		c.LastSeen = now
 		c.Samples++
 		if m, ok := means[v.id]; ok {
-			c.SM.add(Some(Percent(m[0])))
-			c.Framebuffer.add(Some(Percent(m[1])))
-			c.Encoder.add(Some(Percent(m[2])))
-			c.Decoder.add(Some(Percent(m[3])))
+			c.SM.add(Some(Percent(m.SM)))
+			c.Framebuffer.add(Some(Percent(m.Framebuffer)))
+			c.Encoder.add(Some(Percent(m.Encoder)))
+			c.Decoder.add(Some(Percent(m.Decoder)))
 		}
 		c.FramebufferUsed.add(v.FramebufferUsed())
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nvgo/nvgo/internal/nvmlx"
 	"github.com/nvgo/nvgo/internal/procfs"
+	"github.com/nvgo/nvgo/internal/sampling"
 )
 
 // ProcessType says how a process uses a GPU: compute (C), graphics (G) or both (C+G).
@@ -174,15 +175,15 @@ func (d *Device) Processes(ctx context.Context) ([]*GpuProcess, error) {
 type processState struct {
 	mu    sync.Mutex
 	procs map[int]*GpuProcess
-	// util keeps each process's newest utilization sample, read from the
+	// util keeps each process's newest utilization sample, read with the
 	// Device's own cursor.
-	util newestByKey[uint32, nvmlx.ProcessSample]
+	util sampling.CurrentProcesses
 	list []listedProcess // the buffer of the last listing
 }
 
 func (s *processState) init() {
 	s.procs = map[int]*GpuProcess{}
-	s.util = newNewestByKey(currentProcessRules, func(s nvmlx.ProcessSample) uint32 { return s.PID })
+	s.util = sampling.NewCurrentProcesses()
 }
 
 func instanceID(v uint32) Value[int] {
@@ -226,7 +227,7 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 	case r.lost != nil:
 		utilErr = r.lost
 	case len(list) > 0:
-		utilErr = r.check(st.util.poll(now, h.ProcessUtilization))
+		utilErr = r.check(st.util.Poll(h, now))
 	}
 
 	live := make(map[int]*GpuProcess, len(list))
@@ -238,23 +239,23 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 		if p == nil || p.host != host {
 			p = &GpuProcess{pid: pid, device: d, host: host}
 		}
-		util := func(get func(nvmlx.ProcessSample) uint32) Value[Percent] {
+		util := func(get func(sampling.ProcessUtilization) uint32) Value[Percent] {
 			if utilErr != nil {
 				return NA[Percent](ReasonOf(utilErr), utilErr)
 			}
-			s, ok := st.util.get(uint32(pid), now)
+			u, ok := st.util.Get(uint32(pid), now)
 			if !ok {
 				return Some(Percent(0)) // no recent sample: idle
 			}
-			return Some(Percent(get(s)))
+			return Some(Percent(get(u)))
 		}
 		p.mu.Lock()
 		p.typ, p.gpuMemory, p.memTotal = e.typ, processMemory(e.mem), memTotal
 		p.gi, p.ci = instanceID(e.gi), instanceID(e.ci)
-		p.sm = util(func(s nvmlx.ProcessSample) uint32 { return s.SM })
-		p.mem = util(func(s nvmlx.ProcessSample) uint32 { return s.Memory })
-		p.enc = util(func(s nvmlx.ProcessSample) uint32 { return s.Enc })
-		p.dec = util(func(s nvmlx.ProcessSample) uint32 { return s.Dec })
+		p.sm = util(func(u sampling.ProcessUtilization) uint32 { return u.SM })
+		p.mem = util(func(u sampling.ProcessUtilization) uint32 { return u.Memory })
+		p.enc = util(func(u sampling.ProcessUtilization) uint32 { return u.Encoder })
+		p.dec = util(func(u sampling.ProcessUtilization) uint32 { return u.Decoder })
 		p.updated = now
 		p.hostStat, p.hostFresh = hostStat, hostFresh
 		p.mu.Unlock()
@@ -269,7 +270,7 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 	}
 	d.lib.hosts.release(d, left)
 	st.procs = live
-	st.util.forget(func(pid uint32) bool { return live[int(pid)] != nil })
+	st.util.Retain(func(pid uint32) bool { return live[int(pid)] != nil })
 	return out, nil
 }
 

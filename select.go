@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/nvgo/nvgo/internal/nvmlx"
+	"github.com/nvgo/nvgo/internal/sampling"
 )
 
 // ErrTooFewDevices means fewer devices satisfy a selection than its minimum
@@ -208,11 +208,13 @@ func (o *selectOptions) read(d *Device) *candidate {
 	c := &candidate{dev: d, total: s.MemoryTotal, used: s.MemoryUsed, free: s.MemoryFree,
 		gpuUtil: s.GPUUtilization, memUtil: s.MemoryUtilization}
 	if o.window > 0 {
-		if v, ok := d.windowUtilization(nvmlx.SampleGPUUtilization, o.window); ok {
-			c.gpuUtil = v
-		}
-		if v, ok := d.windowUtilization(nvmlx.SampleMemoryUtilization, o.window); ok {
-			c.memUtil = v
+		if m, ok := d.windowUtilization(o.window); ok {
+			if m.HasGPU {
+				c.gpuUtil = windowPercent(m.GPU)
+			}
+			if m.HasMemory {
+				c.memUtil = windowPercent(m.Memory)
+			}
 		}
 	}
 	if len(o.freeAccounts) > 0 {
@@ -234,27 +236,25 @@ func (o *selectOptions) read(d *Device) *candidate {
 	return c
 }
 
-// windowUtilization averages the driver's samples of the last window. ok is
-// false when the driver keeps none (the caller keeps the instant reading).
-func (d *Device) windowUtilization(kind nvmlx.SampleKind, window time.Duration) (Value[Percent], bool) {
+// windowUtilization averages the driver's GPU and memory samples of the
+// last window (sampling.WindowMeans: cursors of its own that start
+// afresh). ok is false on a MIG device and a GPU that cannot be read; a
+// buffer the driver does not keep has no mean (the caller keeps the
+// instant reading).
+func (d *Device) windowUtilization(window time.Duration) (m sampling.DeviceMeans, ok bool) {
 	if d.mig != nil {
-		return Value[Percent]{}, false
+		return m, false
 	}
 	h, err := d.handle()
 	if err != nil {
-		return Value[Percent]{}, false
+		return m, false
 	}
-	// A cursor of its own that starts afresh: the first read keeps the
-	// samples of the last window.
-	c := sampleCursor[nvmlx.Sample]{rules: sampleRules{first: window}}
-	samples, _, err := c.read(d.lib.clock.Now(), func(uint64) ([]nvmlx.Sample, error) { return h.Samples(kind, 0) })
-	if err != nil || len(samples) == 0 {
-		return Value[Percent]{}, false
-	}
-	from := samples[len(samples)-1].Timestamp - min(samples[len(samples)-1].Timestamp, micros(window))
-	mean := timeWeightedMean(samples, from, func(s nvmlx.Sample) float64 { return s.Value })
-	return Some(Percent(math.Round(mean*10) / 10)), true
+	return sampling.WindowMeans(h, window), true
 }
+
+// windowPercent is a window's mean as selection compares it, to a tenth of
+// a percent.
+func windowPercent(mean float64) Value[Percent] { return Some(Percent(math.Round(mean*10) / 10)) }
 
 // score decides whether c passes the loosened thresholds and how many strict
 // ones it fails. N/A fails every threshold it is compared with.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo/internal/nvmlx"
+	"github.com/nvgo/nvgo/internal/sampling"
 )
 
 // ErrVgpuGone is matched by the errors of reads from a vGPU instance that
@@ -522,17 +523,13 @@ func (l *Library) VgpuInstances() ([]*VgpuInstance, error) {
 type vgpuState struct {
 	mu        sync.Mutex
 	instances map[uint32]*VgpuInstance
-	util      newestByKey[uint32, nvmlx.VgpuSample]
-	procs     newestByKey[vgpuProcKey, nvmlx.VgpuProcessSample]
+	util      sampling.CurrentVgpus
+	procs     sampling.CurrentVgpuProcesses
 }
 
-type vgpuProcKey struct{ instance, pid uint32 }
-
 func (st *vgpuState) init() {
-	st.util = newNewestByKey(newestSampleRules, func(s nvmlx.VgpuSample) uint32 { return s.Instance })
-	st.procs = newNewestByKey(currentProcessRules, func(s nvmlx.VgpuProcessSample) vgpuProcKey {
-		return vgpuProcKey{s.Instance, s.PID}
-	})
+	st.util = sampling.NewCurrentVgpus()
+	st.procs = sampling.NewCurrentVgpuProcesses()
 }
 
 // adopt maps a listing onto the instance objects, keeping those still
@@ -554,54 +551,51 @@ func (st *vgpuState) adopt(d *Device, hs []nvmlx.VgpuInstance) []*VgpuInstance {
 		out = append(out, v)
 	}
 	st.instances = live
-	st.util.forget(func(id uint32) bool { return live[id] != nil })
-	st.procs.forget(func(k vgpuProcKey) bool { return live[k.instance] != nil })
+	st.util.Retain(func(id uint32) bool { return live[id] != nil })
+	st.procs.Retain(func(id uint32) bool { return live[id] != nil })
 	return out
 }
 
 // pollUtilization reads the instance samples the Device has not seen and
 // keeps each instance's newest.
 func (st *vgpuState) pollUtilization(h nvmlx.Device, now time.Time) error {
-	return st.util.poll(now, h.VgpuUtilization)
+	return st.util.Poll(h, now)
 }
 
 func (st *vgpuState) utilizationOf(v *VgpuInstance, now time.Time) Value[VgpuUtilization] {
 	if !v.hasID {
 		return NA[VgpuUtilization](NotSupported, fmt.Errorf("%s: instance has no ID to match samples: %w", v.label(), ErrNotSupported))
 	}
-	s, ok := st.util.get(v.id, now)
+	u, ok := st.util.Get(v.id, now)
 	if !ok {
 		return NA[VgpuUtilization](NotReported, fmt.Errorf("%s: no utilization sample yet: %w", v.label(), ErrNotReported))
 	}
 	return Some(VgpuUtilization{
-		SM: Percent(s.SM), Framebuffer: Percent(s.Framebuffer), Encoder: Percent(s.Encoder), Decoder: Percent(s.Decoder),
-		Time: time.UnixMicro(int64(s.Timestamp)),
+		SM: Percent(u.SM), Framebuffer: Percent(u.Framebuffer), Encoder: Percent(u.Encoder), Decoder: Percent(u.Decoder),
+		Time: u.Time,
 	})
 }
 
 // pollProcesses reads the process samples the Device has not seen. A
-// process's newest sample counts while it is recent (currentProcessRules):
-// the driver reports only busy processes, so one without a recent sample
-// is idle (or gone).
+// process's newest sample counts while it is recent
+// (sampling.CurrentVgpuProcesses): the driver reports only busy processes,
+// so one without a recent sample is idle (or gone).
 func (st *vgpuState) pollProcesses(h nvmlx.Device, now time.Time) error {
-	return st.procs.poll(now, h.VgpuProcessUtilization)
+	return st.procs.Poll(h, now)
 }
 
 // processesOf returns the kept samples of one instance, newest first, then
 // by PID.
 func (st *vgpuState) processesOf(instance uint32) []VgpuProcess {
 	out := []VgpuProcess{}
-	for k, s := range st.procs.newest {
-		if k.instance != instance {
-			continue
-		}
+	st.procs.Each(instance, func(s sampling.VgpuProcessUtilization) {
 		out = append(out, VgpuProcess{
 			Instance: s.Instance, PID: int(s.PID), Name: s.Name,
 			SMUtilization: Percent(s.SM), MemoryUtilization: Percent(s.Memory),
 			EncoderUtilization: Percent(s.Encoder), DecoderUtilization: Percent(s.Decoder),
-			Time: time.UnixMicro(int64(s.Timestamp)),
+			Time: s.Time,
 		})
-	}
+	})
 	slices.SortFunc(out, func(a, b VgpuProcess) int {
 		if c := b.Time.Compare(a.Time); c != 0 {
 			return c

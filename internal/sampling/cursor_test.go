@@ -1,4 +1,4 @@
-package nvgo
+package sampling
 
 import (
 	"errors"
@@ -64,7 +64,7 @@ func TestSampleCursorFirstRead(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &buffer{samples: tt.held}
-			c := sampleCursor[nvmlx.Sample]{rules: sampleRules{first: tt.first}}
+			c := cursor[nvmlx.Sample]{rules: rules{first: tt.first}}
 			got, from, err := c.read(time.Unix(100, 0), b.fetch)
 			if err != nil || from != 0 || !slices.Equal(stamps(got), tt.want) {
 				t.Errorf("read = %v from %d, %v; want %v from 0", stamps(got), from, err, tt.want)
@@ -78,7 +78,7 @@ func TestSampleCursorFirstRead(t *testing.T) {
 // read moves nothing.
 func TestSampleCursorFollows(t *testing.T) {
 	b := &buffer{samples: stampedAt(10, 20)}
-	c := sampleCursor[nvmlx.Sample]{rules: sampleRules{first: allSamples}}
+	c := cursor[nvmlx.Sample]{rules: rules{first: allSamples}}
 	now := time.Unix(100, 0)
 	if got, _, _ := c.read(now, b.fetch); !slices.Equal(stamps(got), []uint64{10, 20}) {
 		t.Fatalf("first read %v", stamps(got))
@@ -105,7 +105,7 @@ func TestSampleCursorFollows(t *testing.T) {
 
 func TestSampleCursorCounts(t *testing.T) {
 	t0 := time.Unix(100, 0)
-	c := sampleCursor[nvmlx.Sample]{rules: sampleRules{first: allSamples, window: time.Second, stale: 2 * time.Second}}
+	c := cursor[nvmlx.Sample]{rules: rules{first: allSamples, window: time.Second, stale: 2 * time.Second}}
 	if c.counts(0, t0) {
 		t.Error("a sample counts before any was read")
 	}
@@ -125,7 +125,7 @@ func TestSampleCursorCounts(t *testing.T) {
 			t.Errorf("counts(%d, t0+%v) = %v, want %v", tt.stamp, tt.now.Sub(t0), got, tt.want)
 		}
 	}
-	forever := sampleCursor[nvmlx.Sample]{rules: newestSampleRules}
+	forever := cursor[nvmlx.Sample]{rules: newestSampleRules}
 	forever.read(t0, (&buffer{samples: stampedAt(1, 1e12)}).fetch)
 	if !forever.counts(1, t0.Add(time.Hour)) {
 		t.Error("with no window nor staleness, an old sample stopped counting")
@@ -192,31 +192,6 @@ func TestTimeWeightedMean(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := timeWeightedMean(tt.samples, tt.from, value); math.Abs(got-tt.want) > 1e-9 {
 				t.Errorf("mean = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestSchedule(t *testing.T) {
-	start := time.Unix(1000, 0)
-	sec := func(f float64) time.Time { return start.Add(time.Duration(f * float64(time.Second))) }
-	for _, tt := range []struct {
-		name       string
-		steps      func(s *schedule)
-		due        time.Time
-		wantMissed uint64
-	}{
-		{"first deadline after start", func(s *schedule) {}, sec(1), 0},
-		{"on time", func(s *schedule) { s.take(sec(1)); s.skipPast(sec(1.2)) }, sec(2), 0},
-		{"woken late: the passed ones are skipped", func(s *schedule) { s.take(sec(3.5)) }, sec(4), 2},
-		{"work that overran", func(s *schedule) { s.take(sec(1)); s.skipPast(sec(2.5)) }, sec(3), 1},
-		{"clock before start", func(s *schedule) { s.skipPast(sec(-5)) }, sec(1), 0},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newSchedule(start, time.Second)
-			tt.steps(&s)
-			if !s.due().Equal(tt.due) || s.missed != tt.wantMissed {
-				t.Errorf("due %v, missed %d; want %v, %d", s.due().Sub(start), s.missed, tt.due.Sub(start), tt.wantMissed)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package nvgo
+package sampling
 
 import (
 	"cmp"
@@ -7,21 +7,11 @@ import (
 	"time"
 )
 
-// The driver keeps its recent samples in ring buffers: device utilization
-// (nvmlDeviceGetSamples), per-process utilization, and the utilization of
-// vGPU instances and of the processes inside their VMs. A read asks for
-// the samples newer than a driver timestamp (µs). Every reader in nvgo
-// reads a buffer through a sampleCursor of its own, one per (device,
-// buffer, owner), so no reader takes samples away from another (a Device
-// and an Accumulator read the same buffers apart); readers differ only in
-// the sampleRules they give it. This file is the one place that moves a
-// cursor, decides which sample still counts and averages samples.
-
 // stamped is a driver sample: it carries the driver's timestamp (µs).
 type stamped interface{ Stamp() uint64 }
 
-// sampleRules are what a reader of a sample buffer decides.
-type sampleRules struct {
+// rules are what a reader of a sample buffer decides.
+type rules struct {
 	// first bounds the first read (the cursor at 0, when the driver hands
 	// over all it keeps): only the samples within first of the newest are
 	// new to the reader. 0 keeps only the newest; allSamples keeps all.
@@ -36,23 +26,23 @@ type sampleRules struct {
 	stale time.Duration
 }
 
-// allSamples as sampleRules.first keeps every sample of the first read.
+// allSamples as rules.first keeps every sample of the first read.
 const allSamples = time.Duration(math.MaxInt64)
 
 // Rules of nvgo's readers.
 var (
 	// A process's newest sample is its utilization while it is recent, on
 	// a device that still reports samples (Device, vGPU processes).
-	currentProcessRules = sampleRules{first: allSamples, window: sampleWindow, stale: staleAfter}
+	currentProcessRules = rules{first: allSamples, window: sampleWindow, stale: staleAfter}
 	// A vGPU instance's newest sample is its utilization, however old (the
 	// sample carries its time).
-	newestSampleRules = sampleRules{first: allSamples}
+	newestSampleRules = rules{first: allSamples}
 	// A sampler counts what happened since its previous tick; on its first
 	// tick, only the newest device sample and the processes' samples of
 	// the newest period.
-	tickDeviceRules  = sampleRules{first: 0}
-	tickProcessRules = sampleRules{first: sampleWindow}
-	tickVgpuRules    = sampleRules{first: allSamples}
+	tickDeviceRules  = rules{first: 0}
+	tickProcessRules = rules{first: sampleWindow}
+	tickVgpuRules    = rules{first: allSamples}
 )
 
 // sampleWindow is how old (in driver time) a process's newest sample may be,
@@ -67,9 +57,9 @@ const staleAfter = 2 * time.Second
 // micros is d in the driver's timestamp unit, saturating.
 func micros(d time.Duration) uint64 { return uint64(max(d, 0) / time.Microsecond) }
 
-// sampleCursor is one reader's position in one sample buffer.
-type sampleCursor[S stamped] struct {
-	rules   sampleRules
+// cursor is one reader's position in one sample buffer.
+type cursor[S stamped] struct {
+	rules   rules
 	seen    uint64    // newest timestamp seen: the next read asks for newer ones
 	moved   time.Time // when seen last moved, on the reader's clock
 	started bool      // a read succeeded
@@ -79,7 +69,7 @@ type sampleCursor[S stamped] struct {
 // this reader, oldest first, with the cursor's position before the read
 // (the lower bound of the first one's period, 0 before any sample). The
 // cursor moves to the newest sample. A failed read moves nothing.
-func (c *sampleCursor[S]) read(now time.Time, fetch func(since uint64) ([]S, error)) (fresh []S, from uint64, err error) {
+func (c *cursor[S]) read(now time.Time, fetch func(since uint64) ([]S, error)) (fresh []S, from uint64, err error) {
 	samples, err := fetch(c.seen)
 	if err != nil {
 		return nil, c.seen, err
@@ -104,7 +94,7 @@ func (c *sampleCursor[S]) read(now time.Time, fetch func(since uint64) ([]S, err
 }
 
 // counts reports whether a kept sample stamped t still counts at now.
-func (c *sampleCursor[S]) counts(t uint64, now time.Time) bool {
+func (c *cursor[S]) counts(t uint64, now time.Time) bool {
 	if c.rules.stale > 0 && now.Sub(c.moved) > c.rules.stale {
 		return false
 	}
@@ -115,13 +105,13 @@ func (c *sampleCursor[S]) counts(t uint64, now time.Time) bool {
 // (per process, per vGPU instance), for readers that show the current
 // utilization rather than sum it up.
 type newestByKey[K comparable, S stamped] struct {
-	sampleCursor[S]
+	cursor[S]
 	key    func(S) K
 	newest map[K]S
 }
 
-func newNewestByKey[K comparable, S stamped](rules sampleRules, key func(S) K) newestByKey[K, S] {
-	return newestByKey[K, S]{sampleCursor: sampleCursor[S]{rules: rules}, key: key, newest: map[K]S{}}
+func newNewestByKey[K comparable, S stamped](r rules, key func(S) K) newestByKey[K, S] {
+	return newestByKey[K, S]{cursor: cursor[S]{rules: r}, key: key, newest: map[K]S{}}
 }
 
 // poll reads the new samples and keeps each key's newest; samples that no
