@@ -32,11 +32,12 @@ type ProcessAccounting struct {
 	// PID is the process ID as NVML reports it (a host PID).
 	PID int
 	// GPUUtilization is the percent of time a kernel of the process ran,
-	// averaged over its whole lifetime, not over a recent window.
-	GPUUtilization Percent
+	// averaged over its whole lifetime, not over a recent window. N/A
+	// (NotReported) where the GPU keeps no utilization.
+	GPUUtilization Value[Percent]
 	// MemoryUtilization is the percent of time the process read or wrote
-	// device memory, averaged over its lifetime.
-	MemoryUtilization Percent
+	// device memory, averaged over its lifetime, N/A like GPUUtilization.
+	MemoryUtilization Value[Percent]
 	// MaxMemory is the most GPU memory the process used. N/A (NotReported)
 	// when the driver has no value.
 	MaxMemory Value[Bytes]
@@ -53,8 +54,8 @@ type ProcessAccounting struct {
 func accountingOf(pid int, s nvmlx.AccountingStats) ProcessAccounting {
 	a := ProcessAccounting{
 		PID:               pid,
-		GPUUtilization:    Percent(s.GPUUtilization),
-		MemoryUtilization: Percent(s.MemoryUtilization),
+		GPUUtilization:    accountedPercent(s.GPUUtilization),
+		MemoryUtilization: accountedPercent(s.MemoryUtilization),
 		MaxMemory:         processMemory(s.MaxMemoryUsage),
 		RunningTime:       Some(time.Duration(s.Time) * time.Millisecond),
 		StartTime:         time.UnixMicro(int64(s.StartTime)),
@@ -64,6 +65,15 @@ func accountingOf(pid int, s nvmlx.AccountingStats) ProcessAccounting {
 		a.RunningTime = NA[time.Duration](NotReported, errStillRunning)
 	}
 	return a
+}
+
+// accountedPercent is an accounting record's utilization: N/A where NVML
+// says NVML_VALUE_NOT_AVAILABLE (a GPU without utilization counters).
+func accountedPercent(v uint32) Value[Percent] {
+	if v == ^uint32(0) {
+		return NA[Percent](NotReported, ErrNotReported)
+	}
+	return Some(Percent(v))
 }
 
 var errStillRunning = fmt.Errorf("process still running: NVML reports its running time once it exits: %w", ErrNotReported)

@@ -432,7 +432,7 @@ func TestAccumulatorAccounting(t *testing.T) {
 	defer rd.Close()
 	c := r.tick(time.Second)
 	a, ok := procOf(t, gpuOf(t, c, 0), 4300900).Accounting.Get()
-	if !ok || !a.Running || a.GPUUtilization != 40 || a.MemoryUtilization != 10 {
+	if !ok || !a.Running || a.GPUUtilization != nvgo.Some[nvgo.Percent](40) || a.MemoryUtilization != nvgo.Some[nvgo.Percent](10) {
 		t.Errorf("running pid 4300900: accounting %+v (ok %v), want running at 40%% SM, 10%% memory", a, ok)
 	}
 	off := procOf(t, gpuOf(t, c, 1), 4300901).Accounting

@@ -54,19 +54,19 @@ func (a *vgpuAccum) sample(d *Device, h nvmlx.Device, now time.Time) {
 		if c == nil {
 			c = &VgpuCounters{ID: v.id, Since: now}
 			c.UUID = v.UUID()
-			c.Type = Map(v.Type(), func(t VgpuType) string { return t.Name })
+			c.Type = FlatMap(v.Type(), func(t VgpuType) Value[string] { return t.Name })
 			c.VMID = Map(v.VM(), func(vm VM) string { return vm.ID })
 			na := NA[Percent](NotReported, errNoSample)
-			c.SM.Last, c.Framebuffer.Last, c.Encoder.Last, c.Decoder.Last = na, na, na, na
+			c.SMUtilization.Last, c.FramebufferUtilization.Last, c.EncoderUtilization.Last, c.DecoderUtilization.Last = na, na, na, na
 			a.byID[v.id] = c
 		}
 		c.LastSeen = now
 		c.Samples++
 		if m, ok := means[v.id]; ok {
-			c.SM.add(Some(Percent(m.SM)))
-			c.Framebuffer.add(Some(Percent(m.Framebuffer)))
-			c.Encoder.add(Some(Percent(m.Encoder)))
-			c.Decoder.add(Some(Percent(m.Decoder)))
+			c.SMUtilization.add(Some(Percent(m.SM)))
+			c.FramebufferUtilization.add(Some(Percent(m.Framebuffer)))
+			c.EncoderUtilization.add(Some(Percent(m.Encoder)))
+			c.DecoderUtilization.add(Some(Percent(m.Decoder)))
 		}
 		c.FramebufferUsed.add(v.FramebufferUsed())
 	}

@@ -37,25 +37,25 @@ func TestVgpuCountersCountEachSampleOnce(t *testing.T) {
 	c1 := r.tick(time.Second)
 	fa.SetUtilization(80, 30, 0, 0) // replaces the sample already counted: not seen again
 	c2 := r.tick(time.Second)
-	if v2 := gpuOf(t, c2, 0).Vgpus[0]; v2.Samples != 3 || v2.SM.Samples != 3 {
-		t.Errorf("instance seen by %d ticks with %d samples, want 3 and 3", v2.Samples, v2.SM.Samples)
+	if v2 := gpuOf(t, c2, 0).Vgpus[0]; v2.Samples != 3 || v2.SMUtilization.Samples != 3 {
+		t.Errorf("instance seen by %d ticks with %d samples, want 3 and 3", v2.Samples, v2.SMUtilization.Samples)
 	}
 	iv, err := nvgo.Delta(c1, c2)
 	must(t, err)
 	got := iv.GPUs[0].Vgpus[0]
-	if got.SM.String() != "80%" || got.Framebuffer.String() != "30%" || got.Samples != 1 {
-		t.Errorf("last second: sm %s fb %s over %d ticks, want 80%% 30%% over 1", got.SM, got.Framebuffer, got.Samples)
+	if got.SMUtilization.String() != "80%" || got.FramebufferUtilization.String() != "30%" || got.Samples != 1 {
+		t.Errorf("last second: sm %s fb %s over %d ticks, want 80%% 30%% over 1", got.SMUtilization, got.FramebufferUtilization, got.Samples)
 	}
 	all, err := nvgo.Delta(nvgo.Counters{}, c2)
 	must(t, err)
-	if got := all.GPUs[0].Vgpus[0].SM.String(); got != "53.3%" {
+	if got := all.GPUs[0].Vgpus[0].SMUtilization.String(); got != "53.3%" {
 		t.Errorf("since start: sm %s, want 53.3%% (40, 40, 80)", got)
 	}
 	// A tick whose read brings no sample newer than the cursor adds none.
 	fleet.GPU(0).Fail("GetVgpuUtilization", nvml.ERROR_NOT_FOUND)
 	c3 := r.tick(time.Second)
-	if v3 := gpuOf(t, c3, 0).Vgpus[0]; v3.Samples != 4 || v3.SM.Samples != 3 || v3.SM.Last.String() != "80%" {
-		t.Errorf("a tick without a new sample: %d ticks, %d samples, last %s; want 4, 3, 80%%", v3.Samples, v3.SM.Samples, v3.SM.Last)
+	if v3 := gpuOf(t, c3, 0).Vgpus[0]; v3.Samples != 4 || v3.SMUtilization.Samples != 3 || v3.SMUtilization.Last.String() != "80%" {
+		t.Errorf("a tick without a new sample: %d ticks, %d samples, last %s; want 4, 3, 80%%", v3.Samples, v3.SMUtilization.Samples, v3.SMUtilization.Last)
 	}
 	fleet.GPU(0).ClearFail("GetVgpuUtilization")
 	// A destroyed instance leaves the counters.

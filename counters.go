@@ -160,10 +160,10 @@ type VgpuCounters struct {
 	UUID, Type, VMID Value[string]
 	// Samples is how many ticks saw the instance.
 	Samples uint64
-	// SM, Framebuffer, Encoder and Decoder count the driver's utilization
-	// samples of the instance: each tick adds the mean of the samples newer
+	// The utilizations count the driver's utilization samples of the
+	// instance: each tick adds the mean of the samples newer
 	// than the previous tick's, and a tick without one adds nothing.
-	SM, Framebuffer, Encoder, Decoder UtilizationCounter
+	SMUtilization, FramebufferUtilization, EncoderUtilization, DecoderUtilization UtilizationCounter
 	// FramebufferUsed is the instance's framebuffer memory in use.
 	FramebufferUsed MemoryCounter
 }
@@ -244,11 +244,12 @@ type GPUInterval struct {
 
 // VgpuInterval is one vGPU instance's averages over an interval.
 type VgpuInterval struct {
-	ID                                uint32
-	UUID, Type, VMID                  Value[string]
-	Samples                           uint64
-	SM, Framebuffer, Encoder, Decoder Value[Percent]
-	FramebufferUsed                   Value[Bytes]
+	ID                                     uint32
+	UUID, Type, VMID                       Value[string]
+	Samples                                uint64
+	SMUtilization, FramebufferUtilization  Value[Percent]
+	EncoderUtilization, DecoderUtilization Value[Percent]
+	FramebufferUsed                        Value[Bytes]
 }
 
 // ProcessInterval is one process's averages on one GPU over an interval.
@@ -353,12 +354,12 @@ func vgpuDeltas(prev, cur []VgpuCounters) []VgpuInterval {
 		}
 		out = append(out, VgpuInterval{
 			ID: c.ID, UUID: c.UUID, Type: c.Type, VMID: c.VMID,
-			Samples:         c.Samples - p.Samples,
-			SM:              utilDelta(p.SM, c.SM),
-			Framebuffer:     utilDelta(p.Framebuffer, c.Framebuffer),
-			Encoder:         utilDelta(p.Encoder, c.Encoder),
-			Decoder:         utilDelta(p.Decoder, c.Decoder),
-			FramebufferUsed: memDelta(p.FramebufferUsed, c.FramebufferUsed),
+			Samples:                c.Samples - p.Samples,
+			SMUtilization:          utilDelta(p.SMUtilization, c.SMUtilization),
+			FramebufferUtilization: utilDelta(p.FramebufferUtilization, c.FramebufferUtilization),
+			EncoderUtilization:     utilDelta(p.EncoderUtilization, c.EncoderUtilization),
+			DecoderUtilization:     utilDelta(p.DecoderUtilization, c.DecoderUtilization),
+			FramebufferUsed:        memDelta(p.FramebufferUsed, c.FramebufferUsed),
 		})
 	}
 	return out

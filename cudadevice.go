@@ -113,7 +113,7 @@ func (l *Library) driverBranch() int {
 	return n
 }
 
-// CudaDevices returns the devices CUDA would use under env, in CUDA ordinal
+// CUDADevices returns the devices CUDA would use under env, in CUDA ordinal
 // order, by the CUDA driver's rules, using NVML only: CUDA is not
 // initialised, here or anywhere. It costs microseconds.
 //
@@ -131,8 +131,8 @@ func (l *Library) driverBranch() int {
 // Where those rules do not decide the answer it returns ErrUndetermined, or
 // ErrOrderUndetermined when only the order is unknown (GPUs of different
 // models under the default FASTEST_FIRST order), instead of guessing.
-// CudaDevicesFromDriver asks the driver itself in those cases.
-func (l *Library) CudaDevices(env CUDAEnv) ([]*CudaDevice, error) {
+// CUDADevicesFromDriver asks the driver itself in those cases.
+func (l *Library) CUDADevices(env CUDAEnv) ([]*CudaDevice, error) {
 	v, err := l.cudaView()
 	if err != nil {
 		return nil, err
@@ -144,13 +144,13 @@ func (l *Library) CudaDevices(env CUDAEnv) ([]*CudaDevice, error) {
 	return v.devices(refs), nil
 }
 
-// VisibleCudaDevices returns the devices CUDA would use in this process
-// (CudaDevices under CurrentCUDAEnv).
-func (l *Library) VisibleCudaDevices() ([]*CudaDevice, error) {
-	return l.CudaDevices(CurrentCUDAEnv())
+// VisibleCUDADevices returns the devices CUDA would use in this process
+// (CUDADevices under CurrentCUDAEnv).
+func (l *Library) VisibleCUDADevices() ([]*CudaDevice, error) {
+	return l.CUDADevices(CurrentCUDAEnv())
 }
 
-// CudaDevicesFromDriver asks the CUDA driver itself which devices it would
+// CUDADevicesFromDriver asks the CUDA driver itself which devices it would
 // use under env: a short-lived child process (this program, re-executed)
 // loads libcuda.so.1, calls cuInit, cuDeviceGetCount and cuDeviceGetUuid_v2,
 // and exits, so this process never initialises CUDA. It answers every case,
@@ -159,7 +159,7 @@ func (l *Library) VisibleCudaDevices() ([]*CudaDevice, error) {
 // remembered per (env, set of devices), so each distinct question is asked
 // once per Library. Without libcuda it fails with an error that matches
 // ErrNoCUDADriver.
-func (l *Library) CudaDevicesFromDriver(ctx context.Context, env CUDAEnv) ([]*CudaDevice, error) {
+func (l *Library) CUDADevicesFromDriver(ctx context.Context, env CUDAEnv) ([]*CudaDevice, error) {
 	v, err := l.cudaView()
 	if err != nil {
 		return nil, err
@@ -262,9 +262,9 @@ func (l *Library) probeCUDA(ctx context.Context, env CUDAEnv, v *cudaView) ([]st
 // ("GPU-…", "MIG-…"), comma-separated in CUDA order: a value that means the
 // same devices after a reboot renumbers them, or in a child process with a
 // different CUDA_DEVICE_ORDER. A value that shows no device gives "". It
-// fails like CudaDevices where the rules cannot decide.
+// fails like CUDADevices where the rules cannot decide.
 func (l *Library) NormalizeCUDAVisibleDevices(env CUDAEnv) (string, error) {
-	devs, err := l.CudaDevices(env)
+	devs, err := l.CUDADevices(env)
 	if err != nil {
 		return "", err
 	}
@@ -276,10 +276,10 @@ func (l *Library) NormalizeCUDAVisibleDevices(env CUDAEnv) (string, error) {
 }
 
 // CUDAIndex returns the CUDA ordinal that d (a GPU or a MIG device's
-// Device) has under env: the reverse of CudaDevices. A device CUDA would not
+// Device) has under env: the reverse of CUDADevices. A device CUDA would not
 // see gives ErrNotFound.
 func (l *Library) CUDAIndex(d *Device, env CUDAEnv) (int, error) {
-	devs, err := l.CudaDevices(env)
+	devs, err := l.CUDADevices(env)
 	if err != nil {
 		return -1, err
 	}
@@ -292,12 +292,12 @@ func (l *Library) CUDAIndex(d *Device, env CUDAEnv) (int, error) {
 	return -1, fmt.Errorf("nvgo: %s is not visible to CUDA under %s: %w", d.label(), env, ErrNotFound)
 }
 
-// VisibleCudaDevices returns the devices CUDA would use in this process,
+// VisibleCUDADevices returns the devices CUDA would use in this process,
 // from the default Library.
-func VisibleCudaDevices() ([]*CudaDevice, error) {
+func VisibleCUDADevices() ([]*CudaDevice, error) {
 	l, err := Default()
 	if err != nil {
 		return nil, err
 	}
-	return l.VisibleCudaDevices()
+	return l.VisibleCUDADevices()
 }

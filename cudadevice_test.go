@@ -49,10 +49,10 @@ func TestCudaDevicesOnAFleet(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.env.String(), func(t *testing.T) {
-			devs, err := lib.CudaDevices(tt.env)
+			devs, err := lib.CUDADevices(tt.env)
 			must(t, err)
 			if got := cudaIndices(devs); !slices.Equal(got, tt.want) {
-				t.Errorf("CudaDevices = %v, want %v", got, tt.want)
+				t.Errorf("CUDADevices = %v, want %v", got, tt.want)
 			}
 		})
 	}
@@ -74,20 +74,20 @@ func TestCudaDevicesOnAFleet(t *testing.T) {
 func TestCudaDevicesWithMIG(t *testing.T) {
 	lib, fleet := openFleet(t, "dgx-h100-mig")
 	mig := fleet.GPU(0).MIGDevice(3)
-	devs, err := lib.CudaDevices(nvgo.VisibleDevices(mig.UUID()))
+	devs, err := lib.CUDADevices(nvgo.VisibleDevices(mig.UUID()))
 	must(t, err)
 	if got := cudaIndices(devs); !slices.Equal(got, []string{"0/3"}) || devs[0].Physical().Index() != 0 {
-		t.Errorf("CudaDevices(%s) = %v, want [0/3]", mig.UUID(), got)
+		t.Errorf("CUDADevices(%s) = %v, want [0/3]", mig.UUID(), got)
 	}
-	if _, err := lib.CudaDevices(nvgo.CUDAEnv{}); !errors.Is(err, nvgo.ErrOrderUndetermined) {
+	if _, err := lib.CUDADevices(nvgo.CUDAEnv{}); !errors.Is(err, nvgo.ErrOrderUndetermined) {
 		t.Errorf("unset with MIG on an R580 driver: %v, want ErrOrderUndetermined", err)
 	}
-	if _, err := lib.CudaDevices(nvgo.VisibleDevices("0")); !errors.Is(err, nvgo.ErrUndetermined) {
+	if _, err := lib.CUDADevices(nvgo.VisibleDevices("0")); !errors.Is(err, nvgo.ErrUndetermined) {
 		t.Errorf("indices with MIG on: %v, want ErrUndetermined", err)
 	}
 	fleet.SetDriverVersion("535.183.01")
 	lib2 := openOn(t, fleet)
-	devs, err = lib2.CudaDevices(nvgo.VisibleDevices(fleet.GPU(3).UUID() + "," + mig.UUID()))
+	devs, err = lib2.CUDADevices(nvgo.VisibleDevices(fleet.GPU(3).UUID() + "," + mig.UUID()))
 	must(t, err)
 	if got := cudaIndices(devs); !slices.Equal(got, []string{"0/3"}) {
 		t.Errorf("R535, a whole GPU and a MIG device: %v, want only the MIG device", got)
@@ -125,22 +125,22 @@ func TestCudaDevicesFromDriver(t *testing.T) {
 	ctx := context.Background()
 
 	// The fake reverses PCI order under FASTEST_FIRST, as a mixed box might.
-	devs, err := lib.CudaDevicesFromDriver(ctx, nvgo.VisibleDevices("0,1"))
+	devs, err := lib.CUDADevicesFromDriver(ctx, nvgo.VisibleDevices("0,1"))
 	must(t, err)
 	if got := cudaIndices(devs); !slices.Equal(got, []string{"7", "6"}) {
 		t.Errorf("FASTEST_FIRST 0,1 = %v, want [7 6] from the driver", got)
 	}
-	devs, err = lib.CudaDevicesFromDriver(ctx, nvgo.CUDAEnv{Visible: "0,1", VisibleSet: true, Order: nvgo.OrderPCIBusID})
+	devs, err = lib.CUDADevicesFromDriver(ctx, nvgo.CUDAEnv{Visible: "0,1", VisibleSet: true, Order: nvgo.OrderPCIBusID})
 	must(t, err)
 	if got := cudaIndices(devs); !slices.Equal(got, []string{"0", "1"}) {
 		t.Errorf("PCI_BUS_ID 0,1 = %v, want [0 1]", got)
 	}
 	// Remembered: a changed driver answer is not asked for again.
 	t.Setenv("FAKECUDA_INIT", "999")
-	if _, err := lib.CudaDevicesFromDriver(ctx, nvgo.VisibleDevices("0,1")); err != nil {
+	if _, err := lib.CUDADevicesFromDriver(ctx, nvgo.VisibleDevices("0,1")); err != nil {
 		t.Errorf("second identical question asked the driver again: %v", err)
 	}
-	if _, err := lib.CudaDevicesFromDriver(ctx, nvgo.VisibleDevices("2")); err == nil {
+	if _, err := lib.CUDADevicesFromDriver(ctx, nvgo.VisibleDevices("2")); err == nil {
 		t.Errorf("a new question with cuInit failing: no error")
 	}
 }
@@ -148,7 +148,7 @@ func TestCudaDevicesFromDriver(t *testing.T) {
 func TestCudaDevicesFromDriverWithoutLibCUDA(t *testing.T) {
 	lib, _ := openFleet(t, "dgx-h100")
 	t.Setenv("NVGO_LIBCUDA", filepath.Join(t.TempDir(), "no-such-libcuda.so"))
-	_, err := lib.CudaDevicesFromDriver(context.Background(), nvgo.CUDAEnv{})
+	_, err := lib.CUDADevicesFromDriver(context.Background(), nvgo.CUDAEnv{})
 	if !errors.Is(err, nvgo.ErrNoCUDADriver) {
 		t.Errorf("err = %v, want ErrNoCUDADriver", err)
 	}
@@ -182,14 +182,14 @@ func BenchmarkCudaDevices(b *testing.B) {
 	lib, fleet := benchFleet(b)
 	env := nvgo.VisibleDevices("3,1,6")
 	env.Order = nvgo.OrderPCIBusID
-	if _, err := lib.CudaDevices(env); err != nil {
+	if _, err := lib.CUDADevices(env); err != nil {
 		b.Fatal(err)
 	}
 	fleet.ResetCalls()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if _, err := lib.CudaDevices(env); err != nil {
+		if _, err := lib.CUDADevices(env); err != nil {
 			b.Fatal(err)
 		}
 	}

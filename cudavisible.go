@@ -14,7 +14,7 @@ import (
 // driver do not decide which devices CUDA would use for a value of
 // CUDA_VISIBLE_DEVICES on this machine (e.g. integer indices while a GPU has
 // MIG on, where tools disagree). nvgo returns it rather than guess; the
-// driver itself can answer through Library.CudaDevicesFromDriver.
+// driver itself can answer through Library.CUDADevicesFromDriver.
 var ErrUndetermined = errors.New("CUDA's device list cannot be determined without asking the CUDA driver")
 
 // ErrOrderUndetermined means the set of devices is known but not their CUDA

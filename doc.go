@@ -19,6 +19,29 @@
 // data never reaches back to the driver: Snapshot, DeviceSnapshot,
 // GpuProcessSnapshot and HostStats carry a capture time and JSON tags.
 //
+// # Readings
+//
+// Every device reading is defined once, in nvgo's table of metrics, and is
+// the same thing in four places: a Device method (d.MemoryTemperature()),
+// a DeviceSnapshot field of the same name, its JSON key
+// ("memory_temperature") and a DeviceMetric of that name, which says its
+// unit, kind (gauge, counter, state), Fields group and whether a MIG device
+// has it. DeviceMetrics lists them all, so a program that serves or shows
+// readings (an exporter, a status page, a detail screen) loops over them
+// and gains each reading nvgo adds; DeviceMetric.Value gives a reading of a
+// snapshot as a number in its unit.
+//
+// # Names
+//
+// Type names follow nvitop's classes where nvgo mirrors one (GpuProcess,
+// MigDevice, CudaDevice) and NVML's for vGPU (VgpuInstance and the other
+// Vgpu types). Every other name writes an initialism in capitals: GPU, MIG,
+// CUDA, PID, UUID, ID, NVML, NVLink, PCIe, ECC, BAR1, SM, VM (as in
+// GPUUtilization, MIGDevices, CUDAIndex, VisibleCUDADevices, NVLinkCount),
+// except vGPU, which is always Vgpu, as NVML and go-nvml write it
+// (VgpuInstances). A reading has one name wherever it
+// appears: live, in snapshots, in an accumulator's counters and intervals.
+//
 // # vGPU hosts
 //
 // On a host that shares its GPUs with virtual machines through NVIDIA vGPU,
@@ -31,10 +54,13 @@
 //
 // # N/A
 //
-// Every metric is a Value[T]: real, or N/A with a Reason (not supported, no
-// permission, GPU lost, function missing from the driver, process gone, not
-// visible from this PID namespace, …). N/A is never zero: it prints "N/A",
-// marshals to JSON null and sorts after every real number with Compare.
+// Every reading that can be unavailable is a Value[T]: real, or N/A with a
+// Reason (not supported, no permission, GPU lost, function missing from the
+// driver, process gone, not visible from this PID namespace, …) and the
+// error behind it. N/A is never zero, false or an empty string: it prints
+// "N/A", marshals to JSON null and sorts after every real number with
+// Compare. A field that is not a Value says in its documentation why it
+// cannot be unavailable.
 //
 // # Safety
 //
@@ -46,7 +72,8 @@
 // ErrNotSupported) instead of being called. Errors wrap typed sentinels
 // (ErrLibraryNotFound, ErrDriverNotLoaded, ErrDriverMismatch,
 // ErrNotSupported, ErrNoPermission, ErrNotFound, ErrGPULost) usable with
-// errors.Is; errors.As with *NVMLError gives the raw return code.
+// errors.Is; errors.As with *NVMLError gives the raw return code, and each
+// code (ReturnInsufficientPower, …) is itself an errors.Is target.
 //
 // Built with CGO_ENABLED=0, the package still compiles and Open returns
 // ErrBuiltWithoutCGO.
@@ -70,5 +97,12 @@
 // safe for concurrent use. Reading nvgo starts no goroutine; the samplers
 // do, one each: StartAccumulator until its context ends, and
 // Collector.Start and Collector.CollectInBackground until theirs ends. All
-// of them keep time on the Library's clock (WithClock) unless given one.
+// of them keep time on the Library's clock (WithClock).
+//
+// # Host
+//
+// The host processes behind GPU PIDs are read from a host.Source (package
+// host): this machine's procfs by default, another with WithHostSource
+// (package fakegpu/fakehost gives a fake fleet's processes believable
+// owners and command lines).
 package nvgo

@@ -56,8 +56,47 @@ var (
 // (nvmlReturn_t). Use errors.As to read the code.
 type NVMLError = nverr.Error
 
-// ReturnCode is a raw NVML return code (nvmlReturn_t).
+// ReturnCode is a raw NVML return code (nvmlReturn_t), with the values
+// nvml.h gives them. It is an error, and an errors.Is target: an error
+// from an NVML call matches its code, e.g.
+// errors.Is(err, ReturnInsufficientPower). Read the code of an error with
+// errors.As and *NVMLError.
 type ReturnCode = nverr.Code
+
+// NVML return codes (NVML_SUCCESS, NVML_ERROR_…).
+const (
+	ReturnSuccess                 = nverr.Success
+	ReturnUninitialized           = nverr.Uninitialized
+	ReturnInvalidArgument         = nverr.InvalidArgument
+	ReturnNotSupported            = nverr.NotSupported
+	ReturnNoPermission            = nverr.NoPermission
+	ReturnAlreadyInitialized      = nverr.AlreadyInitialized
+	ReturnNotFound                = nverr.NotFound
+	ReturnInsufficientSize        = nverr.InsufficientSize
+	ReturnInsufficientPower       = nverr.InsufficientPower
+	ReturnDriverNotLoaded         = nverr.DriverNotLoaded
+	ReturnTimeout                 = nverr.Timeout
+	ReturnIRQIssue                = nverr.IRQIssue
+	ReturnLibraryNotFound         = nverr.LibraryNotFound
+	ReturnFunctionNotFound        = nverr.FunctionNotFound
+	ReturnCorruptedInfoROM        = nverr.CorruptedInforom
+	ReturnGPUIsLost               = nverr.GPUIsLost
+	ReturnResetRequired           = nverr.ResetRequired
+	ReturnOperatingSystem         = nverr.OperatingSystem
+	ReturnLibRMVersionMismatch    = nverr.LibRMVersionMismatch
+	ReturnInUse                   = nverr.InUse
+	ReturnMemory                  = nverr.Memory
+	ReturnNoData                  = nverr.NoData
+	ReturnVgpuECCNotSupported     = nverr.VGPUECCNotSupported
+	ReturnInsufficientResources   = nverr.InsufficientResources
+	ReturnFreqNotSupported        = nverr.FreqNotSupported
+	ReturnArgumentVersionMismatch = nverr.ArgumentVersionMismatch
+	ReturnDeprecated              = nverr.Deprecated
+	ReturnNotReady                = nverr.NotReady
+	ReturnGPUNotFound             = nverr.GPUNotFound
+	ReturnInvalidState            = nverr.InvalidState
+	ReturnUnknown                 = nverr.Unknown
+)
 
 // DeviceErrors is the error returned beside a partial list of devices
 // (Library.LeafDevices, Library.MIGDevices): the GPUs that could not be

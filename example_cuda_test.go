@@ -11,12 +11,12 @@ import (
 	"github.com/nvgo/nvgo/fakegpu"
 )
 
-func ExampleLibrary_CudaDevices() {
+func ExampleLibrary_CUDADevices() {
 	fleet, _ := fakegpu.Preset("dgx-h100")
 	lib, _ := nvgo.Open(nvgo.WithNVML(fleet))
 	defer lib.Close()
 
-	devs, err := lib.CudaDevices(nvgo.VisibleDevices("3, +1,junk,0"))
+	devs, err := lib.CUDADevices(nvgo.VisibleDevices("3, +1,junk,0"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -24,7 +24,7 @@ func ExampleLibrary_CudaDevices() {
 	for _, c := range devs {
 		fmt.Printf("cuda:%d is GPU %d\n", c.CUDAIndex(), c.Index())
 	}
-	_, err = lib.CudaDevices(nvgo.VisibleDevices("0,0"))
+	_, err = lib.CUDADevices(nvgo.VisibleDevices("0,0"))
 	fmt.Println(err)
 	// Output:
 	// cuda:0 is GPU 3

@@ -22,10 +22,10 @@ func ExampleLibrary_VgpuInstances() {
 		fmt.Println(err)
 	}
 	for _, v := range instances {
-		typ := nvgo.Map(v.Type(), func(t nvgo.VgpuType) string { return t.Name })
+		typ := nvgo.FlatMap(v.Type(), func(t nvgo.VgpuType) nvgo.Value[string] { return t.Name })
 		vm := nvgo.Map(v.VM(), func(vm nvgo.VM) string { return vm.ID })
 		lic := nvgo.Map(v.License(), func(l nvgo.VgpuLicense) nvgo.LicenseState { return l.State })
-		sm := nvgo.Map(v.Utilization(), func(u nvgo.VgpuUtilization) nvgo.Percent { return u.SM })
+		sm := nvgo.Map(v.Utilization(), func(u nvgo.VgpuUtilization) nvgo.Percent { return u.SMUtilization })
 		fmt.Printf("GPU %d  %s  VM %s  %s  FB %s  SM %s\n",
 			v.Device().Index(), typ, vm, lic, v.FramebufferUsed(), sm)
 		procs, _ := v.Processes()

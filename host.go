@@ -17,8 +17,8 @@ import (
 type HostStats struct {
 	// Timestamp is when ReadHost began.
 	Timestamp time.Time `json:"timestamp"`
-	// Hostname is the host's name, or "" when it could not be read.
-	Hostname string `json:"hostname"`
+	// Hostname is the host's name.
+	Hostname Value[string] `json:"hostname"`
 	// CPUCount is the number of logical CPUs on the host (not only those
 	// this process may run on).
 	CPUCount int `json:"cpu_count"`
@@ -57,7 +57,7 @@ type HostStats struct {
 // use, but concurrent callers share, and so shorten, each other's intervals.
 func ReadHost(ctx context.Context) HostStats {
 	s := HostStats{Timestamp: time.Now()}
-	s.Hostname, _ = HostName()
+	s.Hostname = hostNAOr(HostName())
 	readHostCPU(ctx, &s)
 	if s.CPUCount <= 0 {
 		s.CPUCount = runtime.NumCPU()
@@ -100,6 +100,14 @@ func HostCPUCount() int {
 
 // HostName returns the host's name.
 func HostName() (string, error) { return os.Hostname() }
+
+// hostNAOr is v, or N/A because of err.
+func hostNAOr[T any](v T, err error) Value[T] {
+	if err != nil {
+		return hostNA[T](err)
+	}
+	return Some(v)
+}
 
 // hostNA returns an N/A host metric for err, with reason NoPermission for a
 // permission error and Failed otherwise.

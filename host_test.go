@@ -18,8 +18,8 @@ func TestReadHost(t *testing.T) {
 	if s.CPUCount <= 0 {
 		t.Errorf("CPUCount = %d, want > 0", s.CPUCount)
 	}
-	if s.Hostname == "" {
-		t.Error("Hostname is empty")
+	if s.Hostname.Or("") == "" {
+		t.Errorf("Hostname = %v", s.Hostname)
 	}
 	total, ok := s.MemoryTotal.Get()
 	if !ok || total < 16<<20 {

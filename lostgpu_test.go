@@ -25,7 +25,7 @@ func TestALostGPUStopsNothing(t *testing.T) {
 				if _, err := lib.LeafDevices(); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := lib.CudaDevices(nvgo.CUDAEnv{}); err != nil {
+				if _, err := lib.CUDADevices(nvgo.CUDAEnv{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -61,22 +61,22 @@ func TestALostGPUStopsNothing(t *testing.T) {
 			// CUDA's list: undetermined while the lost GPU may count, with
 			// the lost GPU named; decided for complete UUIDs of others.
 			for _, env := range []nvgo.CUDAEnv{{}, nvgo.VisibleDevices("0,1")} {
-				_, err := lib.CudaDevices(env)
+				_, err := lib.CUDADevices(env)
 				if !errors.Is(err, nvgo.ErrUndetermined) || !errors.Is(err, nvgo.ErrGPULost) || !strings.Contains(err.Error(), "GPU 7") {
-					t.Errorf("CudaDevices(%s) error %v; want ErrUndetermined naming lost GPU 7", env, err)
+					t.Errorf("CUDADevices(%s) error %v; want ErrUndetermined naming lost GPU 7", env, err)
 				}
 			}
 			env := nvgo.VisibleDevices(fleet.GPU(2).UUID() + "," + fleet.GPU(0).UUID())
-			cuda, err := lib.CudaDevices(env)
+			cuda, err := lib.CUDADevices(env)
 			if err != nil {
-				t.Fatalf("CudaDevices(%s): %v", env, err)
+				t.Fatalf("CUDADevices(%s): %v", env, err)
 			}
 			var idx []int
 			for _, c := range cuda {
 				idx = append(idx, c.Index())
 			}
 			if !slices.Equal(idx, []int{2, 0}) {
-				t.Errorf("CudaDevices(complete UUIDs of GPUs 2, 0) = %v", idx)
+				t.Errorf("CUDADevices(complete UUIDs of GPUs 2, 0) = %v", idx)
 			}
 		})
 	}
@@ -92,5 +92,24 @@ func TestALostGPUInAScenarioStopsNothing(t *testing.T) {
 	got, err := lib.SelectDevices(context.Background(), nvgo.WithCount(2))
 	if err != nil || !slices.Equal(indices(got), []int{1, 0}) {
 		t.Errorf("SelectDevices(2) = %v, %v; want GPUs 1 and 0", indices(got), err)
+	}
+}
+
+// An NVML error is an errors.Is target for its return code as well as its
+// sentinel, and errors.As reads the code.
+func TestReturnCodesAreErrorsIsTargets(t *testing.T) {
+	lib, fleet := openFleet(t, "dgx-h100")
+	fleet.GPU(3).Lose()
+	d, err := lib.DeviceByIndex(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Processes(context.Background())
+	if !errors.Is(err, nvgo.ReturnGPUIsLost) || !errors.Is(err, nvgo.ErrGPULost) || errors.Is(err, nvgo.ReturnNotSupported) {
+		t.Errorf("Processes of a lost GPU: %v; want it to match ReturnGPUIsLost and ErrGPULost only", err)
+	}
+	var e *nvgo.NVMLError
+	if !errors.As(err, &e) || e.Code != nvgo.ReturnGPUIsLost {
+		t.Errorf("errors.As gave %v", e)
 	}
 }

@@ -241,3 +241,13 @@ func Map[T, U any](x Value[T], f func(T) U) Value[U] {
 	}
 	return Some(f(x.v))
 }
+
+// FlatMap applies f, which may itself give N/A, to a real value, and keeps
+// an N/A value's reason and error: for a field of a Value that is a Value
+// itself, such as a VgpuType's Name.
+func FlatMap[T, U any](x Value[T], f func(T) Value[U]) Value[U] {
+	if !x.ok {
+		return Value[U]{reason: x.reason, err: x.err}
+	}
+	return f(x.v)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -355,4 +356,31 @@ func TestValueIsSafeForConcurrentReads(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+func TestFlatMapKeepsTheReasonOfEitherSide(t *testing.T) {
+	field := func(v int) nvgo.Value[string] {
+		if v == 0 {
+			return nvgo.NA[string](nvgo.NotReported, nil)
+		}
+		return nvgo.Some(strconv.Itoa(v))
+	}
+	tests := []struct {
+		name string
+		in   nvgo.Value[int]
+		want string
+		r    nvgo.Reason
+	}{
+		{"real to real", nvgo.Some(7), "7", nvgo.Available},
+		{"real to N/A", nvgo.Some(0), "N/A", nvgo.NotReported},
+		{"N/A keeps its reason", nvgo.NA[int](nvgo.GPULost, nvgo.ErrGPULost), "N/A", nvgo.GPULost},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := nvgo.FlatMap(tt.in, field)
+			if got.String() != tt.want || got.Reason() != tt.r {
+				t.Errorf("FlatMap = %v (%v); want %s (%v)", got, got.Reason(), tt.want, tt.r)
+			}
+		})
+	}
 }

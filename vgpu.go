@@ -110,10 +110,10 @@ var errNoExpiry = fmt.Errorf("no license expiry date: %w", ErrNotReported)
 type VgpuType struct {
 	// ID is NVML's vGPU type ID.
 	ID Value[uint32]
-	// Name is e.g. "NVIDIA H100-20C".
-	Name string
-	// Class is "Compute", "Quadro", "NVS", …; empty when unknown.
-	Class string
+	// Name is e.g. "NVIDIA H100-20C"; N/A when the driver gives none.
+	Name Value[string]
+	// Class is "Compute", "Quadro", "NVS", …; N/A when the driver gives none.
+	Class Value[string]
 	// Framebuffer is the memory each instance of the type gets.
 	Framebuffer Value[Bytes]
 }
@@ -146,12 +146,14 @@ type VM struct {
 
 // VgpuUtilization is one utilization sample of a vGPU instance.
 type VgpuUtilization struct {
-	// SM is the percent of time the instance's kernels (3D or compute) ran.
-	SM Percent
-	// Framebuffer is the percent of time its framebuffer was read or written.
-	Framebuffer Percent
-	// Encoder and Decoder are the video engines' utilization.
-	Encoder, Decoder Percent
+	// SMUtilization is the percent of time the instance's kernels (3D or
+	// compute) ran.
+	SMUtilization Percent
+	// FramebufferUtilization is the percent of time its framebuffer was
+	// read or written.
+	FramebufferUtilization Percent
+	// EncoderUtilization and DecoderUtilization are the video engines'.
+	EncoderUtilization, DecoderUtilization Percent
 	// Time is when the driver took the sample.
 	Time time.Time
 }
@@ -248,7 +250,7 @@ func (v *VgpuInstance) UUID() Value[string] {
 func (v *VgpuInstance) Type() Value[VgpuType] {
 	return vgpuStatic(v, &v.typ, func() (VgpuType, error) {
 		t, err := v.h.Type()
-		out := VgpuType{Name: t.Name, Class: t.Class, ID: NA[uint32](NotSupported, nil), Framebuffer: NA[Bytes](NotReported, nil)}
+		out := VgpuType{Name: nonEmpty(t.Name), Class: nonEmpty(t.Class), ID: NA[uint32](NotSupported, nil), Framebuffer: NA[Bytes](NotReported, nil)}
 		if t.HasID {
 			out.ID = Some(t.ID)
 		}
@@ -257,6 +259,14 @@ func (v *VgpuInstance) Type() Value[VgpuType] {
 		}
 		return out, err
 	})
+}
+
+// nonEmpty is s, or N/A (NotReported) for "", the driver's "none".
+func nonEmpty(s string) Value[string] {
+	if s == "" {
+		return NA[string](NotReported, nil)
+	}
+	return Some(s)
 }
 
 // VM returns the virtual machine the instance is attached to. Static.
@@ -571,7 +581,8 @@ func (st *vgpuState) utilizationOf(v *VgpuInstance, now time.Time) Value[VgpuUti
 		return NA[VgpuUtilization](NotReported, fmt.Errorf("%s: no utilization sample yet: %w", v.label(), ErrNotReported))
 	}
 	return Some(VgpuUtilization{
-		SM: Percent(u.SM), Framebuffer: Percent(u.Framebuffer), Encoder: Percent(u.Encoder), Decoder: Percent(u.Decoder),
+		SMUtilization: Percent(u.SM), FramebufferUtilization: Percent(u.Framebuffer),
+		EncoderUtilization: Percent(u.Encoder), DecoderUtilization: Percent(u.Decoder),
 		Time: u.Time,
 	})
 }

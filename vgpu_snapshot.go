@@ -107,15 +107,10 @@ func (v *VgpuInstance) read(utilErr, procErr error) VgpuInstanceSnapshot {
 
 	s.UUID = vgpuStep(&stop, v.UUID)
 	t := vgpuStep(&stop, v.Type)
-	s.TypeID = flat(t, func(t VgpuType) Value[uint32] { return t.ID })
-	s.TypeName = Map(t, func(t VgpuType) string { return t.Name })
-	s.TypeClass = flat(t, func(t VgpuType) Value[string] {
-		if t.Class == "" {
-			return NA[string](NotReported, nil)
-		}
-		return Some(t.Class)
-	})
-	s.FramebufferTotal = flat(t, func(t VgpuType) Value[Bytes] { return t.Framebuffer })
+	s.TypeID = FlatMap(t, func(t VgpuType) Value[uint32] { return t.ID })
+	s.TypeName = FlatMap(t, func(t VgpuType) Value[string] { return t.Name })
+	s.TypeClass = FlatMap(t, func(t VgpuType) Value[string] { return t.Class })
+	s.FramebufferTotal = FlatMap(t, func(t VgpuType) Value[Bytes] { return t.Framebuffer })
 	vm := vgpuStep(&stop, v.VM)
 	s.VMID = Map(vm, func(vm VM) string { return vm.ID })
 	s.VMIDKind = Map(vm, func(vm VM) VMIDKind { return vm.Kind })
@@ -139,7 +134,7 @@ func (v *VgpuInstance) read(utilErr, procErr error) VgpuInstanceSnapshot {
 	s.Licensed = Map(lic, func(l VgpuLicense) bool { return l.Licensed })
 	s.LicenseState = Map(lic, func(l VgpuLicense) LicenseState { return l.State })
 	s.LicensePermanent = Map(lic, func(l VgpuLicense) bool { return l.Permanent })
-	s.LicenseExpiry = flat(lic, func(l VgpuLicense) Value[time.Time] { return l.Expiry })
+	s.LicenseExpiry = FlatMap(lic, func(l VgpuLicense) Value[time.Time] { return l.Expiry })
 	s.AccountingMode = vgpuStep(&stop, v.AccountingMode)
 
 	st := &v.device.vgpus
@@ -166,21 +161,12 @@ func (v *VgpuInstance) read(utilErr, procErr error) VgpuInstanceSnapshot {
 		s.ProcessesErr = fmt.Errorf("%s: %w", v.device.label(), procErr)
 		s.ProcessesError = s.ProcessesErr.Error()
 	}
-	s.SMUtilization = Map(u, func(u VgpuUtilization) Percent { return u.SM })
-	s.FramebufferUtilization = Map(u, func(u VgpuUtilization) Percent { return u.Framebuffer })
-	s.EncoderUtilization = Map(u, func(u VgpuUtilization) Percent { return u.Encoder })
-	s.DecoderUtilization = Map(u, func(u VgpuUtilization) Percent { return u.Decoder })
+	s.SMUtilization = Map(u, func(u VgpuUtilization) Percent { return u.SMUtilization })
+	s.FramebufferUtilization = Map(u, func(u VgpuUtilization) Percent { return u.FramebufferUtilization })
+	s.EncoderUtilization = Map(u, func(u VgpuUtilization) Percent { return u.EncoderUtilization })
+	s.DecoderUtilization = Map(u, func(u VgpuUtilization) Percent { return u.DecoderUtilization })
 	s.UtilizationTime = Map(u, func(u VgpuUtilization) time.Time { return u.Time })
 	return s
-}
-
-// flat maps a Value to a Value-valued field, keeping the reason of N/A.
-func flat[T, U any](x Value[T], f func(T) Value[U]) Value[U] {
-	v, ok := x.Get()
-	if !ok {
-		return NA[U](x.Reason(), x.Err())
-	}
-	return f(v)
 }
 
 // fillNA marks every metric N/A because of err.

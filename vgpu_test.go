@@ -148,8 +148,8 @@ func TestVgpuInstanceIdentityAndState(t *testing.T) {
 		{"Device", fmt.Sprint(a.Device().Index()), "0"},
 		{"String", a.String(), "GPU 0 vGPU 101"},
 		{"UUID", str(a.UUID()), "11111111-2222-3333-4444-555555555555"},
-		{"Type name", nvgo.Map(a.Type(), func(t nvgo.VgpuType) string { return t.Name }).String(), "NVIDIA H100-20C"},
-		{"Type class", nvgo.Map(a.Type(), func(t nvgo.VgpuType) string { return t.Class }).String(), "Compute"},
+		{"Type name", nvgo.FlatMap(a.Type(), func(t nvgo.VgpuType) nvgo.Value[string] { return t.Name }).String(), "NVIDIA H100-20C"},
+		{"Type class", nvgo.FlatMap(a.Type(), func(t nvgo.VgpuType) nvgo.Value[string] { return t.Class }).String(), "Compute"},
 		{"Type framebuffer", a.Type().Or(nvgo.VgpuType{}).Framebuffer.String(), "20.00GiB"},
 		{"VM", fmt.Sprint(a.VM().Or(nvgo.VM{})), "{9d3c5c1e-0000-4000-8000-000000000001 uuid}"},
 		{"VM of a Xen domain", fmt.Sprint(b.VM().Or(nvgo.VM{})), "{7 domain}"},
@@ -215,7 +215,7 @@ func TestVgpuUtilizationFollowsTheCursor(t *testing.T) {
 		if !ok {
 			return "N/A"
 		}
-		return fmt.Sprintf("sm %v fb %v enc %v dec %v at +%v", u.SM, u.Framebuffer, u.Encoder, u.Decoder, u.Time.Sub(time.UnixMicro(fleet.Now().UnixMicro())))
+		return fmt.Sprintf("sm %v fb %v enc %v dec %v at +%v", u.SMUtilization, u.FramebufferUtilization, u.EncoderUtilization, u.DecoderUtilization, u.Time.Sub(time.UnixMicro(fleet.Now().UnixMicro())))
 	}
 	t0 := fleet.Now()
 	_ = t0
@@ -293,11 +293,11 @@ func TestVgpuAccounting(t *testing.T) {
 		t.Errorf("AccountedPIDs = %v, want [1234 2000]", pids)
 	}
 	rec, ok := a.ProcessAccounting(2000).Get()
-	if !ok || rec.GPUUtilization != 80 || rec.MemoryUtilization != 40 || rec.Running || rec.RunningTime.String() != "5s" {
+	if !ok || rec.GPUUtilization.String() != "80%" || rec.MemoryUtilization.String() != "40%" || rec.Running || rec.RunningTime.String() != "5s" {
 		t.Errorf("record of 2000 = %+v", a.ProcessAccounting(2000))
 	}
 	running, ok := a.ProcessAccounting(1234).Get()
-	if !ok || !running.Running || running.RunningTime.Reason() != nvgo.NotReported || running.GPUUtilization != 35 {
+	if !ok || !running.Running || running.RunningTime.Reason() != nvgo.NotReported || running.GPUUtilization.String() != "35%" {
 		t.Errorf("record of running 1234 = %+v", a.ProcessAccounting(1234))
 	}
 	if v := a.ProcessAccounting(999); v.Reason() != nvgo.NotReported || !errors.Is(v.Err(), nvgo.ErrNotFound) {

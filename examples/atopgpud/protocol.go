@@ -231,8 +231,12 @@ func newEntry(gpu int, p *nvgo.ProcessCounters, exited bool) *entry {
 	e := &entry{gpu: gpu, p: p, exited: exited, busy: -1}
 	memBusy, timeMs := int64(-1), int64(-1)
 	if a, ok := p.Accounting.Get(); ok {
-		e.busy = floorInt(float64(a.GPUUtilization))
-		memBusy = floorInt(float64(a.MemoryUtilization))
+		if u, ok := a.GPUUtilization.Get(); ok {
+			e.busy = floorInt(float64(u))
+		}
+		if u, ok := a.MemoryUtilization.Get(); ok {
+			memBusy = floorInt(float64(u))
+		}
 		timeMs = 0
 		if d, ok := a.RunningTime.Get(); ok {
 			timeMs = int64(d / time.Millisecond)

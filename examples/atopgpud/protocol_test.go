@@ -247,7 +247,7 @@ func TestStatsBodyFormatsCountersAsUpstreamDoes(t *testing.T) {
 	// exited, this running time.
 	accounted := func(gpus []nvgo.GPUCounters, gpu, mem float64, ms int64) []nvgo.GPUCounters {
 		record := func(p *nvgo.ProcessCounters) {
-			a := nvgo.ProcessAccounting{PID: p.PID, GPUUtilization: nvgo.Percent(gpu), MemoryUtilization: nvgo.Percent(mem), Running: !p.Exited}
+			a := nvgo.ProcessAccounting{PID: p.PID, GPUUtilization: nvgo.Some(nvgo.Percent(gpu)), MemoryUtilization: nvgo.Some(nvgo.Percent(mem)), Running: !p.Exited}
 			a.RunningTime = nvgo.NA[time.Duration](nvgo.NotReported, nil)
 			if p.Exited {
 				a.RunningTime = nvgo.Some(time.Duration(ms) * time.Millisecond)

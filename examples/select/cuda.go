@@ -26,10 +26,10 @@ func inherited(ctx context.Context, lib *nvgo.Library, cvd *string, stderr io.Wr
 	if !env.VisibleSet {
 		return nil, true, nil
 	}
-	cds, err := lib.CudaDevices(env)
+	cds, err := lib.CUDADevices(env)
 	if errors.Is(err, nvgo.ErrUndetermined) {
 		var derr error
-		if cds, derr = lib.CudaDevicesFromDriver(ctx, env); derr != nil {
+		if cds, derr = lib.CUDADevicesFromDriver(ctx, env); derr != nil {
 			why := fmt.Sprintf("asking the CUDA driver failed: %v", derr)
 			if errors.Is(derr, nvgo.ErrNoCUDADriver) {
 				why = "there is no CUDA driver (libcuda.so.1) to ask"
@@ -70,7 +70,7 @@ func indicesMeanTheSame(lib *nvgo.Library, devs []*nvgo.Device) error {
 			return fail(exitCUDA, "--format index: %s is a MIG device, which has no index CUDA_VISIBLE_DEVICES can name; use UUIDs (--format uuid, the default)", d)
 		}
 	}
-	cds, err := lib.CudaDevices(env)
+	cds, err := lib.CUDADevices(env)
 	if errors.Is(err, nvgo.ErrUndetermined) {
 		return refuse("CUDA's numbering of the GPUs is not known (%v)", err)
 	} else if err != nil {

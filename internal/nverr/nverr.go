@@ -139,15 +139,22 @@ func (e *Error) Error() string {
 	return e.Op + ": " + e.Code.String()
 }
 
-// Is reports whether target is the sentinel for e's code. A missing function
-// also counts as not supported: callers that only care whether a value can be
-// had test ErrNotSupported.
+// Is reports whether target is the sentinel for e's code, or the code
+// itself. A missing function also counts as not supported: callers that
+// only care whether a value can be had test ErrNotSupported.
 func (e *Error) Is(target error) bool {
+	if c, ok := target.(Code); ok {
+		return c == e.Code
+	}
 	if s, ok := codeSentinel[e.Code]; ok && s == target {
 		return true
 	}
 	return e.Code == FunctionNotFound && target == ErrNotSupported
 }
+
+// Error makes a Code an error, so that it is an errors.Is target: an *Error
+// matches its own code.
+func (c Code) Error() string { return "NVML: " + c.String() }
 
 // New returns the error for code c in operation op, or nil for Success.
 func New(op string, c Code) error {

@@ -2,6 +2,7 @@ package nverr
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -42,5 +43,30 @@ func TestCodesMatchTheirSentinels(t *testing.T) {
 	}
 	if got := Code(12345).String(); got != "NVML error 12345" {
 		t.Errorf("unknown code prints %q", got)
+	}
+}
+
+// A Code is an errors.Is target: an *Error matches its own code only.
+func TestErrorMatchesItsCode(t *testing.T) {
+	err := fmt.Errorf("reading power: %w", New("nvmlDeviceGetPowerUsage", InsufficientPower))
+	tests := []struct {
+		target error
+		want   bool
+	}{
+		{InsufficientPower, true},
+		{NotSupported, false},
+		{GPUIsLost, false},
+	}
+	for _, tt := range tests {
+		if got := errors.Is(err, tt.target); got != tt.want {
+			t.Errorf("errors.Is(%v, %v) = %v; want %v", err, tt.target, got, tt.want)
+		}
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Code != InsufficientPower {
+		t.Errorf("errors.As gave %v", e)
+	}
+	if got := InsufficientPower.Error(); got != "NVML: insufficient external power" {
+		t.Errorf("Code.Error() = %q", got)
 	}
 }

@@ -27,7 +27,7 @@ func (e BadArgError) Unwrap() error { return e.error }
 // GPU.
 func ChooseDevices(lib *nvgo.Library, only []int, onlyVisible bool) (Selection, error) {
 	if onlyVisible {
-		cdevs, err := lib.VisibleCudaDevices()
+		cdevs, err := lib.VisibleCUDADevices()
 		if err != nil {
 			return Selection{}, err
 		}
