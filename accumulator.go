@@ -325,7 +325,7 @@ func (g *gpuAccum) sample(now time.Time) (exited []ProcessCounters) {
 		g.fail(err)
 		return nil
 	}
-	r := newReader(g.d, h, now)
+	r := newPassReader(g.d, h, now)
 	defer r.release()
 	s := &g.reading
 	r.readMetrics(s, FieldMemory)
@@ -357,7 +357,7 @@ func (g *gpuAccum) fail(err error) {
 // utilization returns the tick's GPU and memory busy percentages: the
 // time-weighted means of the driver's samples new to the accumulator's
 // reader (sampling.DevicePerTick), else the table's instantaneous reading.
-func (g *gpuAccum) utilization(r *reader, now time.Time) (gpu, mem Value[Percent]) {
+func (g *gpuAccum) utilization(r *passReader, now time.Time) (gpu, mem Value[Percent]) {
 	if g.d.mig != nil {
 		na := NA[Percent](NotSupported, errNotOnMIG)
 		return na, na
@@ -392,7 +392,7 @@ type seenProcess struct {
 
 // processes merges the GPU's process lists into the counters and returns
 // those that left.
-func (g *gpuAccum) processes(r *reader, now time.Time) []ProcessCounters {
+func (g *gpuAccum) processes(r *passReader, now time.Time) []ProcessCounters {
 	list, err := listProcesses(r, g.d.lib.hosts, g.list)
 	if err != nil {
 		// The lists cannot be read: nobody is known to have left.

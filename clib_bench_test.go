@@ -18,7 +18,7 @@ import (
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
-	"github.com/nvgo/nvgo/internal/cdoortest"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 // The benchmarks here measure nvgo on its real path: built with cgo,
@@ -37,7 +37,7 @@ func clibFleet(b *testing.B, perGPU int) *fakegpu.Fleet {
 		b.Fatal(err)
 	}
 	if perGPU == 0 {
-		pids := cdoortest.SleepingProcesses(b, 3)
+		pids := nvgotest.SleepingProcesses(b, 3)
 		for i := 0; i < 3; i++ {
 			g := fleet.GPU(i)
 			p := g.Processes()[0]
@@ -47,7 +47,7 @@ func clibFleet(b *testing.B, perGPU int) *fakegpu.Fleet {
 		}
 		return fleet
 	}
-	cdoortest.RealProcesses(b, fleet, perGPU, func(_, j int) fakegpu.Process {
+	nvgotest.RealProcesses(b, fleet, perGPU, func(_, j int) fakegpu.Process {
 		typ := "C"
 		if j%8 == 7 {
 			typ = "C+G"
@@ -87,7 +87,7 @@ func BenchmarkSnapshotCLibrary(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				fleet := clibFleet(b, procs)
-				lib, m := cdoortest.InProcess(b, fleet)
+				lib, m := nvgotest.InProcess(b, fleet)
 				ctx := context.Background()
 				opt := nvgo.WithFields(fc.fields)
 				floor := newFloor(b, fc.fields == nvgo.FieldsAll)
@@ -112,9 +112,9 @@ func BenchmarkSnapshotCLibrary(b *testing.B) {
 				measure := func(n int, snap func()) (calls uint64, cpu time.Duration) {
 					c0 := libCalls(b)
 					for i := 0; i < n; i++ {
-						cpu0 := cdoortest.CPUTime(b)
+						cpu0 := nvgotest.CPUTime(b)
 						snap()
-						cpu += cdoortest.CPUTime(b) - cpu0
+						cpu += nvgotest.CPUTime(b) - cpu0
 						b.StopTimer()
 						tick() // makes no call into the library
 						b.StartTimer()
@@ -294,7 +294,7 @@ func BenchmarkCLibraryCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cdoortest.InProcess(b, fleet) // loads the library and serves the fleet
+	nvgotest.InProcess(b, fleet) // loads the library and serves the fleet
 	lib := nvml.New(nvml.WithLibraryPath(filepath.Join(mustCachedLib(b), fakegpu.LibNVMLFile)))
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		b.Fatal(ret)
@@ -332,7 +332,7 @@ func mustCachedLib(b *testing.B) string {
 func BenchmarkSnapshotCLibraryDay(b *testing.B) {
 	const perGPU, churnEvery, warmUp = 4, 10, 100
 	fleet := clibFleet(b, perGPU)
-	lib, m := cdoortest.InProcess(b, fleet)
+	lib, m := nvgotest.InProcess(b, fleet)
 	ctx := context.Background()
 	live := map[uint32]*exec.Cmd{} // the processes started here and running
 	b.Cleanup(func() {
@@ -377,13 +377,13 @@ func BenchmarkSnapshotCLibraryDay(b *testing.B) {
 	for i := 0; i < warmUp; i++ {
 		second(i)
 	}
-	start := cdoortest.LiveHeap()
+	start := nvgotest.LiveHeap()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		second(warmUp + i)
 	}
 	b.StopTimer()
-	end := cdoortest.LiveHeap()
+	end := nvgotest.LiveHeap()
 	b.ReportMetric(float64(start)/1024, "heap-start-KiB")
 	b.ReportMetric(float64(end)/1024, "heap-end-KiB")
 	b.ReportMetric((float64(end)-float64(start))/float64(b.N), "heap-growth-B/snapshot")

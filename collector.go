@@ -249,19 +249,6 @@ type Metrics struct {
 	Stats map[string]Stat `json:"stats"`
 }
 
-// TagSpan is the span of one active tag.
-type TagSpan struct {
-	// Tag is the tag's key prefix: its name after those it is nested in,
-	// e.g. "train/epoch1".
-	Tag string `json:"tag"`
-	// Start is when the tag was activated or last cleared.
-	Start time.Time `json:"start"`
-	// LastSample is when its latest sample was taken (zero before the first).
-	LastSample time.Time `json:"last_sample"`
-	// Samples is the number of samples it was fed.
-	Samples int `json:"samples"`
-}
-
 // runningTimeKey ends the keys of which Flatten keeps only the maximum.
 const runningTimeKey = "/running_time (min)"
 

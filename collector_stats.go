@@ -110,3 +110,16 @@ func (b *tagBuffer) add(at time.Time, values map[string]float64) {
 func (b *tagBuffer) span() TagSpan {
 	return TagSpan{Tag: b.prefix, Start: b.start, LastSample: b.lastSample, Samples: b.samples}
 }
+
+// TagSpan is the span of one active tag.
+type TagSpan struct {
+	// Tag is the tag's key prefix: its name after those it is nested in,
+	// e.g. "train/epoch1".
+	Tag string `json:"tag"`
+	// Start is when the tag was activated or last cleared.
+	Start time.Time `json:"start"`
+	// LastSample is when its latest sample was taken (zero before the first).
+	LastSample time.Time `json:"last_sample"`
+	// Samples is the number of samples it was fed.
+	Samples int `json:"samples"`
+}

@@ -555,3 +555,17 @@ func matchUUIDPrefix(prefix string, uuids []string) (int, error) {
 	}
 	return found, nil
 }
+
+// parseLegacyMIG splits "<gpu>/<gi>/<ci>".
+func parseLegacyMIG(s string) (gpu string, gi, ci int, ok bool) {
+	parts := strings.Split(s, "/")
+	if len(parts) != 3 || parts[0] == "" {
+		return "", 0, 0, false
+	}
+	g, err1 := strconv.ParseUint(parts[1], 10, 31)
+	c, err2 := strconv.ParseUint(parts[2], 10, 31)
+	if err1 != nil || err2 != nil {
+		return "", 0, 0, false
+	}
+	return parts[0], int(g), int(c), true
+}

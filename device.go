@@ -36,9 +36,9 @@ type Device struct {
 	h          nvmlx.Device
 	handleErr  error
 
-	name, uuid, busID, serial lazy[string]
-	minor                     lazy[int]
-	cc                        lazy[ComputeCapability]
+	name, uuid, busID, serial lazyValue[string]
+	minor                     lazyValue[int]
+	cc                        lazyValue[ComputeCapability]
 
 	reads deviceReads                              // what passes remember (readpass.go)
 	cache *ttlcache.Cache[Fields, *DeviceSnapshot] // per-metric readings, by group
@@ -55,17 +55,17 @@ type Device struct {
 	migMu sync.Mutex
 	migs  map[int]*MigDevice // by MIG index, from the last enumeration
 
-	virtMode lazy[VirtualizationMode]
+	virtMode lazyValue[VirtualizationMode]
 	vgpus    vgpuState
 }
 
 // lazy is a static value read once.
-type lazy[T any] struct {
+type lazyValue[T any] struct {
 	once sync.Once
 	v    Value[T]
 }
 
-func (l *lazy[T]) get(read func() Value[T]) Value[T] {
+func (l *lazyValue[T]) get(read func() Value[T]) Value[T] {
 	l.once.Do(func() { l.v = read() })
 	return l.v
 }
@@ -89,9 +89,9 @@ func (l *Library) newDeviceWith(i int, lookup func() (nvmlx.Device, error)) *Dev
 			ttlcache.WithLoader[Fields, *DeviceSnapshot](ttlcache.NewSuppressedLoader[Fields, *DeviceSnapshot](loader, nil)),
 		)
 	}
-	d.reads.init()
-	d.procs.init()
-	d.vgpus.init()
+	d.reads.prepare()
+	d.procs.prepare()
+	d.vgpus.prepare()
 	return d
 }
 
@@ -111,7 +111,7 @@ func (d *Device) handle() (nvmlx.Device, error) {
 }
 
 // static reads a value once through the handle.
-func static[T any](d *Device, l *lazy[T], read func(h nvmlx.Device) (T, error)) Value[T] {
+func readStatic[T any](d *Device, l *lazyValue[T], read func(h nvmlx.Device) (T, error)) Value[T] {
 	return l.get(func() Value[T] {
 		h, err := d.handle()
 		if err != nil {
@@ -144,12 +144,12 @@ func (d *Device) label() string {
 
 // Name returns the product name, e.g. "NVIDIA H100 80GB HBM3". Static.
 func (d *Device) Name() Value[string] {
-	return static(d, &d.name, nvmlx.Device.Name)
+	return readStatic(d, &d.name, nvmlx.Device.Name)
 }
 
 // UUID returns the GPU UUID, e.g. "GPU-5f7d6c1e-…". Static.
 func (d *Device) UUID() Value[string] {
-	return static(d, &d.uuid, nvmlx.Device.UUID)
+	return readStatic(d, &d.uuid, nvmlx.Device.UUID)
 }
 
 // BusID returns the PCI bus ID as NVML gives it, e.g. "00000000:17:00.0". Static.
@@ -159,7 +159,7 @@ func (d *Device) BusID() Value[string] {
 	if d.mig != nil {
 		return d.mig.parent.BusID()
 	}
-	return static(d, &d.busID, nvmlx.Device.BusID)
+	return readStatic(d, &d.busID, nvmlx.Device.BusID)
 }
 
 // Serial returns the board serial number. Static; N/A on boards without one.
@@ -167,7 +167,7 @@ func (d *Device) Serial() Value[string] {
 	if d.mig != nil {
 		return d.mig.parent.Serial()
 	}
-	return static(d, &d.serial, nvmlx.Device.Serial)
+	return readStatic(d, &d.serial, nvmlx.Device.Serial)
 }
 
 // MinorNumber returns the minor number of /dev/nvidiaN. Static.
@@ -175,7 +175,7 @@ func (d *Device) MinorNumber() Value[int] {
 	if d.mig != nil {
 		return d.mig.parent.MinorNumber()
 	}
-	return static(d, &d.minor, nvmlx.Device.Minor)
+	return readStatic(d, &d.minor, nvmlx.Device.Minor)
 }
 
 // CUDAComputeCapability returns the compute capability, e.g. 9.0. Static.
@@ -183,7 +183,7 @@ func (d *Device) CUDAComputeCapability() Value[ComputeCapability] {
 	if d.mig != nil {
 		return d.mig.parent.CUDAComputeCapability()
 	}
-	return static(d, &d.cc, func(h nvmlx.Device) (ComputeCapability, error) {
+	return readStatic(d, &d.cc, func(h nvmlx.Device) (ComputeCapability, error) {
 		maj, min, err := h.CUDAComputeCapability()
 		return ComputeCapability{maj, min}, err
 	})

@@ -7,32 +7,6 @@ package nvgo
 // its Reason says why; DeviceMetric.Help, from LookupDeviceMetric, says
 // what each is.
 
-// statics returns the static readings of the groups f, read once per
-// Device.
-func (d *Device) statics(f Fields) DeviceSnapshot {
-	var s DeviceSnapshot
-	if d.mig != nil && f&^migFields != 0 {
-		s.fillNA(f&^migFields, errNotOnMIG)
-		f &= migFields
-	}
-	h, err := d.handle()
-	if err != nil {
-		s.fillNA(f, err)
-		return s
-	}
-	r := newReader(d, h, d.lib.clock.Now())
-	defer r.release()
-	for i := range sources {
-		if src := &sources[i]; src.static && src.group&f != 0 {
-			cached := d.reads.static(r, src)
-			for _, m := range src.metrics {
-				m.slot.copy(&s, cached)
-			}
-		}
-	}
-	return s
-}
-
 // MemoryTotal returns the frame-buffer size. N/A on a unified-memory GPU
 // (see UnifiedMemory), as are the other memory figures.
 func (d *Device) MemoryTotal() Value[Bytes] { return d.cached(FieldMemory).MemoryTotal }
@@ -95,16 +69,16 @@ func (d *Device) MemoryClock() Value[MHz] { return d.cached(FieldClocks).MemoryC
 func (d *Device) VideoClock() Value[MHz] { return d.cached(FieldClocks).VideoClock }
 
 // MaxGraphicsClock returns the maximum graphics clock. Static.
-func (d *Device) MaxGraphicsClock() Value[MHz] { return d.statics(FieldClocks).MaxGraphicsClock }
+func (d *Device) MaxGraphicsClock() Value[MHz] { return d.staticReadings(FieldClocks).MaxGraphicsClock }
 
 // MaxSMClock returns the maximum SM clock. Static.
-func (d *Device) MaxSMClock() Value[MHz] { return d.statics(FieldClocks).MaxSMClock }
+func (d *Device) MaxSMClock() Value[MHz] { return d.staticReadings(FieldClocks).MaxSMClock }
 
 // MaxMemoryClock returns the maximum memory clock. Static.
-func (d *Device) MaxMemoryClock() Value[MHz] { return d.statics(FieldClocks).MaxMemoryClock }
+func (d *Device) MaxMemoryClock() Value[MHz] { return d.staticReadings(FieldClocks).MaxMemoryClock }
 
 // MaxVideoClock returns the maximum video clock. Static.
-func (d *Device) MaxVideoClock() Value[MHz] { return d.statics(FieldClocks).MaxVideoClock }
+func (d *Device) MaxVideoClock() Value[MHz] { return d.staticReadings(FieldClocks).MaxVideoClock }
 
 // FanSpeed returns the fan speed in percent of its maximum (it can exceed
 // 100). N/A on boards without fans (SXM modules).
@@ -129,7 +103,7 @@ func (d *Device) PowerLimit() Value[MilliWatts] { return d.cached(FieldPower).Po
 // DefaultPowerLimit returns the power management limit the board ships
 // with. Static.
 func (d *Device) DefaultPowerLimit() Value[MilliWatts] {
-	return d.statics(FieldPower).DefaultPowerLimit
+	return d.staticReadings(FieldPower).DefaultPowerLimit
 }
 
 // TotalEnergyConsumption returns the energy the GPU used since the driver
@@ -164,7 +138,7 @@ func (d *Device) NVLinkRXThroughput() Value[KiBPerSecond] {
 }
 
 // NVLinkCount returns the number of NVLink links (0 without NVLink). Static.
-func (d *Device) NVLinkCount() Value[int] { return d.statics(FieldNVLink).NVLinkCount }
+func (d *Device) NVLinkCount() Value[int] { return d.staticReadings(FieldNVLink).NVLinkCount }
 
 // TotalVolatileUncorrectedECCErrors returns the uncorrected (double-bit)
 // ECC errors since the driver loaded, a counter. N/A with ECC off.

@@ -104,3 +104,43 @@ func (o OnOff) String() string {
 	}
 	return "Off"
 }
+
+// ProcessType says how a process uses a GPU: compute (C), graphics (G) or both (C+G).
+type ProcessType uint8
+
+// Process types; a C+G process is ProcessCompute|ProcessGraphics.
+const (
+	ProcessCompute ProcessType = 1 << iota
+	ProcessGraphics
+)
+
+// String returns "C", "G", "C+G", or "N/A" for none.
+func (t ProcessType) String() string {
+	switch t {
+	case ProcessCompute:
+		return "C"
+	case ProcessGraphics:
+		return "G"
+	case ProcessCompute | ProcessGraphics:
+		return "C+G"
+	}
+	return "N/A"
+}
+
+// MarshalText encodes the type as String prints it.
+func (t ProcessType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText decodes "C", "G" or "C+G".
+func (t *ProcessType) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "C":
+		*t = ProcessCompute
+	case "G":
+		*t = ProcessGraphics
+	case "C+G":
+		*t = ProcessCompute | ProcessGraphics
+	default:
+		return fmt.Errorf("nvgo: bad process type %q (want C, G or C+G)", b)
+	}
+	return nil
+}

@@ -138,3 +138,14 @@ func (e DeviceErrors) orNil() error {
 	}
 	return e
 }
+
+// ErrVgpuGone is matched by the errors of reads from a vGPU instance that
+// was destroyed (its VM shut down, say) after it was listed. Values read
+// from it are N/A with reason InstanceGone.
+var ErrVgpuGone = errors.New("vGPU instance destroyed")
+
+// errNotOnMIG explains a metric that NVML keeps only per physical GPU.
+var errNotOnMIG = fmt.Errorf("not reported per MIG device (read the parent GPU): %w", ErrNotSupported)
+
+// errNotMIG explains the MIG identity of a physical GPU's snapshot.
+var errNotMIG = fmt.Errorf("not a MIG device: %w", ErrNotSupported)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo"
-	"github.com/nvgo/nvgo/internal/cdoortest"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 // BenchmarkReadHost is one ReadHost, what a monitor or an exporter pays at
@@ -43,17 +43,17 @@ func BenchmarkReadHost(b *testing.B) {
 	}
 	var floorCPU, cpu time.Duration
 	for i := 0; i < b.N; i++ {
-		c0 := cdoortest.CPUTime(b)
+		c0 := nvgotest.CPUTime(b)
 		floor()
-		floorCPU += cdoortest.CPUTime(b) - c0
+		floorCPU += nvgotest.CPUTime(b) - c0
 	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		c0 := cdoortest.CPUTime(b)
+		c0 := nvgotest.CPUTime(b)
 		nvgo.ReadHost(ctx)
-		cpu += cdoortest.CPUTime(b) - c0
+		cpu += nvgotest.CPUTime(b) - c0
 	}
 	b.StopTimer()
 	runtime.ReadMemStats(&ms1)

@@ -2,7 +2,6 @@ package nvgo
 
 import (
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
@@ -166,17 +165,4 @@ func (h *hostReader) username(uid uint32) string {
 	}
 	h.byUser.Set(uid, name, ttlcache.DefaultTTL)
 	return name
-}
-
-// HostProcess returns the process that holds pid now, read from the
-// Library's host source (WithHostSource), as NewHostProcess reads the
-// host's procfs. It returns an error wrapping ErrProcessGone when there is
-// no such process. To act on a process seen earlier (a signal, say),
-// compare its CreateTime with the one seen: the PID may hold another
-// process now.
-func (l *Library) HostProcess(pid int) (*HostProcess, error) {
-	if pid <= 0 || pid > math.MaxInt32 {
-		return nil, fmt.Errorf("pid %d: %w", pid, ErrProcessGone)
-	}
-	return l.hosts.fs.process(pid)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -377,4 +378,17 @@ func errorsIsAny(err error, targets ...error) bool {
 		}
 	}
 	return false
+}
+
+// HostProcess returns the process that holds pid now, read from the
+// Library's host source (WithHostSource), as NewHostProcess reads the
+// host's procfs. It returns an error wrapping ErrProcessGone when there is
+// no such process. To act on a process seen earlier (a signal, say),
+// compare its CreateTime with the one seen: the PID may hold another
+// process now.
+func (l *Library) HostProcess(pid int) (*HostProcess, error) {
+	if pid <= 0 || pid > math.MaxInt32 {
+		return nil, fmt.Errorf("pid %d: %w", pid, ErrProcessGone)
+	}
+	return l.hosts.fs.process(pid)
 }

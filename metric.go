@@ -2,7 +2,6 @@ package nvgo
 
 import (
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -35,7 +34,7 @@ type DeviceMetric struct {
 	// while the driver is loaded.
 	Static bool
 
-	slot slot
+	slot metricSlot
 }
 
 // Value returns the reading in s as a number in the metric's Unit: a state
@@ -96,36 +95,8 @@ func (k MetricKind) String() string {
 	return "MetricKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// DeviceMetrics returns the description of every device reading, in the
-// order of DeviceSnapshot's fields. The slice is the caller's.
-func DeviceMetrics() []DeviceMetric { return slices.Clone(deviceMetrics) }
-
-// LookupDeviceMetric returns the metric called name ("memory_used"), and
-// whether there is one.
-func LookupDeviceMetric(name string) (DeviceMetric, bool) {
-	for _, m := range deviceMetrics {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	return DeviceMetric{}, false
-}
-
-// deviceMetrics are the metrics of the table (metrics.go), in its order.
-var deviceMetrics = func() []DeviceMetric {
-	var out []DeviceMetric
-	for i := range sources {
-		src := &sources[i]
-		for _, m := range src.metrics {
-			m.Group, m.MIG, m.Static = src.group, src.onMIG, src.static
-			out = append(out, m)
-		}
-	}
-	return out
-}()
-
 // slot is one Value field of a DeviceSnapshot, whatever its type.
-type slot interface {
+type metricSlot interface {
 	setNA(s *DeviceSnapshot, r Reason, err error)
 	copy(dst, src *DeviceSnapshot)
 	float(s *DeviceSnapshot) Value[float64]
@@ -133,15 +104,15 @@ type slot interface {
 }
 
 // at names a Value field of a DeviceSnapshot.
-type at[T any] func(*DeviceSnapshot) *Value[T]
+type snapshotField[T any] func(*DeviceSnapshot) *Value[T]
 
-func (f at[T]) setNA(s *DeviceSnapshot, r Reason, err error) { *f(s) = NA[T](r, err) }
-func (f at[T]) copy(dst, src *DeviceSnapshot)                { *f(dst) = *f(src) }
-func (f at[T]) float(s *DeviceSnapshot) Value[float64]       { return Map(*f(s), number[T]) }
-func (f at[T]) text(s *DeviceSnapshot) string                { return f(s).String() }
+func (f snapshotField[T]) setNA(s *DeviceSnapshot, r Reason, err error) { *f(s) = NA[T](r, err) }
+func (f snapshotField[T]) copy(dst, src *DeviceSnapshot)                { *f(dst) = *f(src) }
+func (f snapshotField[T]) float(s *DeviceSnapshot) Value[float64]       { return Map(*f(s), metricNumber[T]) }
+func (f snapshotField[T]) text(s *DeviceSnapshot) string                { return f(s).String() }
 
 // number is a reading as a float64 in its unit.
-func number[T any](v T) float64 {
+func metricNumber[T any](v T) float64 {
 	switch x := any(v).(type) {
 	case Bytes:
 		return float64(x)

@@ -11,9 +11,6 @@ import (
 	"github.com/nvgo/nvgo/internal/nvmlx"
 )
 
-// errNotOnMIG explains a metric that NVML keeps only per physical GPU.
-var errNotOnMIG = fmt.Errorf("not reported per MIG device (read the parent GPU): %w", ErrNotSupported)
-
 // MigDevice is a MIG (Multi-Instance GPU) device: one GPU instance and
 // compute instance of a physical GPU with MIG mode on. It embeds the
 // *Device that reads it, so memory, BAR1 and processes come from the MIG
@@ -30,8 +27,8 @@ type MigDevice struct {
 	parent *Device
 	slot   int
 
-	gi, ci lazy[int]
-	attrs  lazy[nvmlx.MIGAttributes]
+	gi, ci lazyValue[int]
+	attrs  lazyValue[nvmlx.MIGAttributes]
 }
 
 // Parent returns the physical GPU the MIG device belongs to.
@@ -43,16 +40,16 @@ func (m *MigDevice) MIGIndex() int { return m.slot }
 
 // GPUInstanceID returns the ID of the GPU instance ("GI ID" in nvidia-smi).
 func (m *MigDevice) GPUInstanceID() Value[int] {
-	return static(m.Device, &m.gi, nvmlx.Device.GPUInstanceID)
+	return readStatic(m.Device, &m.gi, nvmlx.Device.GPUInstanceID)
 }
 
 // ComputeInstanceID returns the ID of the compute instance ("CI ID").
 func (m *MigDevice) ComputeInstanceID() Value[int] {
-	return static(m.Device, &m.ci, nvmlx.Device.ComputeInstanceID)
+	return readStatic(m.Device, &m.ci, nvmlx.Device.ComputeInstanceID)
 }
 
 func (m *MigDevice) attributes() Value[nvmlx.MIGAttributes] {
-	return static(m.Device, &m.attrs, nvmlx.Device.MIGAttributes)
+	return readStatic(m.Device, &m.attrs, nvmlx.Device.MIGAttributes)
 }
 
 // MultiprocessorCount returns the number of SMs of the MIG device.
@@ -229,9 +226,6 @@ func (m *MigDevice) describe(s *DeviceSnapshot) {
 	s.ParentUUID = m.parent.UUID()
 }
 
-// errNotMIG explains the MIG identity of a physical GPU's snapshot.
-var errNotMIG = fmt.Errorf("not a MIG device: %w", ErrNotSupported)
-
 // describeNotMIG fills the MIG identity of a physical GPU's snapshot: N/A.
 func describeNotMIG(s *DeviceSnapshot) {
 	na := NA[int](NotSupported, errNotMIG)
@@ -241,7 +235,7 @@ func describeNotMIG(s *DeviceSnapshot) {
 
 // readMIG snapshots the MIG devices of a GPU with MIG on, with the same
 // groups; their processes are listed under them, not under the GPU.
-func (d *Device) readMIG(r *reader, s *DeviceSnapshot, hosts *hostMemo) {
+func (d *Device) readMIG(r *passReader, s *DeviceSnapshot, hosts *hostMemo) {
 	if r.lost != nil {
 		return
 	}
@@ -353,18 +347,4 @@ func (l *Library) migByInstance(s string) (*MigDevice, error) {
 		}
 	}
 	return nil, fmt.Errorf("nvgo: no MIG device with GPU instance %d and compute instance %d on %s: %w", gi, ci, d, ErrNotFound)
-}
-
-// parseLegacyMIG splits "<gpu>/<gi>/<ci>".
-func parseLegacyMIG(s string) (gpu string, gi, ci int, ok bool) {
-	parts := strings.Split(s, "/")
-	if len(parts) != 3 || parts[0] == "" {
-		return "", 0, 0, false
-	}
-	g, err1 := strconv.ParseUint(parts[1], 10, 31)
-	c, err2 := strconv.ParseUint(parts[2], 10, 31)
-	if err1 != nil || err2 != nil {
-		return "", 0, 0, false
-	}
-	return parts[0], int(g), int(c), true
 }

@@ -12,46 +12,6 @@ import (
 	"github.com/nvgo/nvgo/internal/sampling"
 )
 
-// ProcessType says how a process uses a GPU: compute (C), graphics (G) or both (C+G).
-type ProcessType uint8
-
-// Process types; a C+G process is ProcessCompute|ProcessGraphics.
-const (
-	ProcessCompute ProcessType = 1 << iota
-	ProcessGraphics
-)
-
-// String returns "C", "G", "C+G", or "N/A" for none.
-func (t ProcessType) String() string {
-	switch t {
-	case ProcessCompute:
-		return "C"
-	case ProcessGraphics:
-		return "G"
-	case ProcessCompute | ProcessGraphics:
-		return "C+G"
-	}
-	return "N/A"
-}
-
-// MarshalText encodes the type as String prints it.
-func (t ProcessType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
-
-// UnmarshalText decodes "C", "G" or "C+G".
-func (t *ProcessType) UnmarshalText(b []byte) error {
-	switch string(b) {
-	case "C":
-		*t = ProcessCompute
-	case "G":
-		*t = ProcessGraphics
-	case "C+G":
-		*t = ProcessCompute | ProcessGraphics
-	default:
-		return fmt.Errorf("nvgo: bad process type %q (want C, G or C+G)", b)
-	}
-	return nil
-}
-
 // GpuProcess is a process on one GPU: its GPU-side figures, as of the last
 // refresh of its Device's processes, and the host process it wraps. The same
 // *GpuProcess is returned while the process lives (identity is PID and
@@ -167,7 +127,7 @@ func (d *Device) Processes(ctx context.Context) ([]*GpuProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{d: d, h: h}
+	r := &passReader{d: d, h: h}
 	return d.refreshProcesses(r, d.MemoryTotal())
 }
 
@@ -181,7 +141,7 @@ type processState struct {
 	list []listedProcess // the buffer of the last listing
 }
 
-func (s *processState) init() {
+func (s *processState) prepare() {
 	s.procs = map[int]*GpuProcess{}
 	s.util = sampling.NewCurrentProcesses()
 }
@@ -193,16 +153,9 @@ func instanceID(v uint32) Value[int] {
 	return Some(int(v))
 }
 
-func processMemory(v uint64) Value[Bytes] {
-	if v == nvmlx.NotAvailable {
-		return NA[Bytes](NotReported, ErrNotReported)
-	}
-	return Some(Bytes(v))
-}
-
 // refreshProcesses reads the process lists (one call per kind), merges them,
 // reads per-process utilization from the cursor and updates the live objects.
-func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProcess, error) {
+func (d *Device) refreshProcesses(r *passReader, memTotal Value[Bytes]) ([]*GpuProcess, error) {
 	h := r.h
 	st := &d.procs
 	st.mu.Lock()
@@ -275,7 +228,7 @@ func (d *Device) refreshProcesses(r *reader, memTotal Value[Bytes]) ([]*GpuProce
 }
 
 // readProcesses refreshes the processes and snapshots them.
-func (d *Device) readProcesses(r *reader, memTotal Value[Bytes], hosts *hostMemo) ([]GpuProcessSnapshot, error) {
+func (d *Device) readProcesses(r *passReader, memTotal Value[Bytes], hosts *hostMemo) ([]GpuProcessSnapshot, error) {
 	procs, err := d.refreshProcesses(r, memTotal)
 	if err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ const mpsServerName = "nvidia-cuda-mps-server"
 // process's name is not known yet), as compute processes. It makes no call
 // after the GPU is found lost (r.lost). The error is for the lists as a
 // whole: nil when one of them could be read.
-func listProcesses(r *reader, hosts *hostProcessTable, buf []listedProcess) ([]listedProcess, error) {
+func listProcesses(r *passReader, hosts *hostProcessTable, buf []listedProcess) ([]listedProcess, error) {
 	h := r.h
 	out := buf[:0]
 	merge := func(list []nvmlx.ProcessInfo, t ProcessType) {

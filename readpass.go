@@ -18,7 +18,7 @@ import (
 
 // reader carries one pass over one device: after the GPU is found lost, no
 // further NVML call is made in this pass.
-type reader struct {
+type passReader struct {
 	d     *Device
 	h     nvmlx.Device
 	now   time.Time // the pass's timestamp; zero: read the clock
@@ -27,63 +27,47 @@ type reader struct {
 }
 
 // readers are the readers of passes: one holds a pass's field values.
-var readers = sync.Pool{New: func() any { return new(reader) }}
+var passReaders = sync.Pool{New: func() any { return new(passReader) }}
 
 // newReader returns a pooled reader of a pass over d through h; release
 // gives it back.
-func newReader(d *Device, h nvmlx.Device, now time.Time) *reader {
-	r := readers.Get().(*reader)
+func newPassReader(d *Device, h nvmlx.Device, now time.Time) *passReader {
+	r := passReaders.Get().(*passReader)
 	r.d, r.h, r.now = d, h, now
 	return r
 }
 
 // release gives a pooled reader back.
-func (r *reader) release() {
+func (r *passReader) release() {
 	r.d, r.h, r.now, r.lost = nil, nil, time.Time{}, nil
 	r.batch.n, r.batch.ok = 0, false
-	readers.Put(r)
+	passReaders.Put(r)
 }
 
-func (r *reader) check(err error) error {
+func (r *passReader) check(err error) error {
 	if err != nil && r.lost == nil && errors.Is(err, ErrGPULost) {
 		r.lost = err
 	}
 	return err
 }
 
-// readMetric makes one reading of src, unless the pass found the GPU lost
-// or the device is known not to support src.
-func readMetric[T, U any](r *reader, src *source, f func() (T, error), conv func(T) U) Value[U] {
-	if r.lost != nil {
-		return NA[U](GPULost, r.lost)
-	}
-	v, err := try(r.d, src.op(), f)
-	if r.check(err) != nil {
-		return NA[U](ReasonOf(err), err)
-	}
-	return Some(conv(v))
-}
-
 // op identifies one NVML reading whose "not supported" answer is
 // remembered: one of the readings outside the table, or a source of the
 // table (after them, by its position).
-type op int
+type readOp int
 
 // The readings outside the table.
 const (
-	opFieldValues op = iota
+	opFieldValues readOp = iota
 	opMPS
 	opVgpu
 	numFixedOps
 )
 
-// op is the source's reading.
-func (src *source) op() op { return numFixedOps + op(src.id) }
-
 type gpuMem struct{ gpu, mem uint32 }
 
 // try runs an NVML reading unless it is known to be unsupported.
-func try[T any](d *Device, o op, f func() (T, error)) (T, error) {
+func tryReading[T any](d *Device, o readOp, f func() (T, error)) (T, error) {
 	if err := d.reads.known(o); err != nil {
 		var zero T
 		return zero, err
@@ -108,25 +92,30 @@ type deviceReads struct {
 	rates   [numRates]counterRate
 }
 
+// numSources and numStatic are how many sources the metric table has, and
+// how many of them are static: what a Device keeps per source. The table
+// sets them (metrics.go).
+var numSources, numStatic int
+
 // staticReading is a static source's reading, made once.
 type staticReading struct {
 	once sync.Once
 	s    DeviceSnapshot
 }
 
-func (c *deviceReads) init() {
-	c.unsupported = make([]atomic.Pointer[error], int(numFixedOps)+len(sources))
+func (c *deviceReads) prepare() {
+	c.unsupported = make([]atomic.Pointer[error], int(numFixedOps)+numSources)
 	c.statics = make([]staticReading, numStatic)
 }
 
-func (c *deviceReads) known(o op) error {
+func (c *deviceReads) known(o readOp) error {
 	if e := c.unsupported[o].Load(); e != nil {
 		return *e
 	}
 	return nil
 }
 
-func (c *deviceReads) note(o op, err error) {
+func (c *deviceReads) note(o readOp, err error) {
 	if err != nil && errors.Is(err, ErrNotSupported) {
 		e := err // a copy, so that err itself does not move to the heap
 		c.unsupported[o].Store(&e)
@@ -161,14 +150,6 @@ func (c *deviceReads) noteField(id uint32, err error) {
 	}
 }
 
-// static returns the reading of the static source src, made once, through
-// the pass r.
-func (c *deviceReads) static(r *reader, src *source) *DeviceSnapshot {
-	st := &c.statics[src.staticAt]
-	st.once.Do(func() { src.read(r, src, &st.s, nil) })
-	return &st.s
-}
-
 // maxBatch bounds the field values of one pass.
 const maxBatch = 16
 
@@ -178,40 +159,6 @@ type fieldBatch struct {
 	reqs [maxBatch]nvmlx.FieldRequest
 	got  [maxBatch]nvmlx.FieldResult
 	ok   bool // the call was made and succeeded
-}
-
-// ask makes the call for the field IDs of the groups f that the driver
-// answers (as far as the device has seen).
-func (b *fieldBatch) ask(r *reader, f Fields) {
-	d := r.d
-	if r.lost != nil || d.reads.known(opFieldValues) != nil {
-		return
-	}
-	for i := range sources {
-		src := &sources[i]
-		if src.group&f == 0 || len(src.fields) == 0 || (src.fieldsIf != nil && !src.fieldsIf(r)) {
-			continue
-		}
-		for _, q := range src.fields {
-			if b.n < maxBatch && d.reads.fieldKnown(q.ID) == nil {
-				b.reqs[b.n] = q
-				b.n++
-			}
-		}
-	}
-	if b.n == 0 {
-		return
-	}
-	err := r.h.FieldValues(b.reqs[:b.n], b.got[:b.n])
-	d.reads.note(opFieldValues, err)
-	r.check(err)
-	if err != nil {
-		return
-	}
-	b.ok = true
-	for i := 0; i < b.n; i++ {
-		d.reads.noteField(b.reqs[i].ID, b.got[i].Err)
-	}
 }
 
 // get returns the value of a field the batch read, if it was read and valid.
@@ -324,3 +271,19 @@ func percentOf(part, whole uint64) Percent {
 	}
 	return Percent(math.Round(float64(part)/float64(whole)*1000) / 10)
 }
+
+func processMemory(v uint64) Value[Bytes] {
+	if v == nvmlx.NotAvailable {
+		return NA[Bytes](NotReported, ErrNotReported)
+	}
+	return Some(Bytes(v))
+}
+
+// The counters a Device turns into rates, by their place in deviceReads.rates.
+const (
+	ratePCIeTX = iota
+	ratePCIeRX
+	rateNVLinkTX
+	rateNVLinkRX
+	numRates
+)

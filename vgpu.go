@@ -11,173 +11,6 @@ import (
 	"github.com/nvgo/nvgo/internal/sampling"
 )
 
-// ErrVgpuGone is matched by the errors of reads from a vGPU instance that
-// was destroyed (its VM shut down, say) after it was listed. Values read
-// from it are N/A with reason InstanceGone.
-var ErrVgpuGone = errors.New("vGPU instance destroyed")
-
-// VirtualizationMode says how a physical GPU is virtualized
-// (nvmlGpuVirtualizationMode_t).
-type VirtualizationMode int
-
-// Virtualization modes.
-const (
-	// VirtualizationNone: bare metal, no virtualization.
-	VirtualizationNone VirtualizationMode = nvmlx.VirtualizationNone
-	// VirtualizationPassthrough: the whole GPU is passed through to a VM.
-	VirtualizationPassthrough VirtualizationMode = nvmlx.VirtualizationPassthrough
-	// VirtualizationVGPU: a vGPU, as seen from inside its VM.
-	VirtualizationVGPU VirtualizationMode = nvmlx.VirtualizationVGPU
-	// VirtualizationHostVGPU: a vGPU host, whose GPU VMs share as vGPU instances.
-	VirtualizationHostVGPU VirtualizationMode = nvmlx.VirtualizationHostVGPU
-	// VirtualizationHostVSGA: a vSGA host.
-	VirtualizationHostVSGA VirtualizationMode = nvmlx.VirtualizationHostVSGA
-)
-
-var virtualizationText = [...]string{"none", "passthrough", "vgpu", "host vgpu", "host vsga"}
-
-// String returns the mode in words, e.g. "host vgpu".
-func (m VirtualizationMode) String() string {
-	if m >= 0 && int(m) < len(virtualizationText) {
-		return virtualizationText[m]
-	}
-	return fmt.Sprintf("VirtualizationMode(%d)", int(m))
-}
-
-// MarshalText makes the mode a JSON string.
-func (m VirtualizationMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
-
-// IsVgpuHost reports whether VMs share the GPU as vGPU instances.
-func (m VirtualizationMode) IsVgpuHost() bool { return m == VirtualizationHostVGPU }
-
-// LicenseState is the licensing state of a vGPU instance
-// (nvmlGridLicenseState_t).
-type LicenseState uint32
-
-// License states.
-const (
-	LicenseUnknown LicenseState = iota
-	LicenseUninitialized
-	LicenseUnlicensedUnrestricted // not licensed, still fully usable
-	LicenseUnlicensedRestricted   // not licensed, performance restricted
-	LicenseUnlicensed
-	LicenseLicensed
-)
-
-var licenseText = [...]string{"unknown", "uninitialized", "unlicensed (unrestricted)", "unlicensed (restricted)", "unlicensed", "licensed"}
-
-// String returns the state in words, e.g. "licensed".
-func (s LicenseState) String() string {
-	if int(s) < len(licenseText) {
-		return licenseText[s]
-	}
-	return fmt.Sprintf("LicenseState(%d)", uint32(s))
-}
-
-// MarshalText makes the state a JSON string.
-func (s LicenseState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// VgpuLicense is the license of a vGPU instance, as the guest's driver
-// reported it to the host.
-type VgpuLicense struct {
-	Licensed bool
-	State    LicenseState
-	// Permanent is true for a license that does not expire.
-	Permanent bool
-	// Expiry is when the license expires (UTC). N/A (NotReported) when the
-	// driver gives no date: for a permanent license, or none at all.
-	Expiry Value[time.Time]
-}
-
-// licenseOf converts NVML's license information.
-func licenseOf(l nvmlx.VgpuLicense) VgpuLicense {
-	out := VgpuLicense{
-		Licensed:  l.Licensed,
-		State:     LicenseState(l.State),
-		Permanent: l.ExpiryStatus == nvmlx.LicenseExpiryPermanent,
-		Expiry:    NA[time.Time](NotReported, errNoExpiry),
-	}
-	if l.ExpiryStatus == nvmlx.LicenseExpiryValid && l.Year != 0 {
-		out.Expiry = Some(time.Date(int(l.Year), time.Month(l.Month), int(l.Day),
-			int(l.Hour), int(l.Min), int(l.Sec), 0, time.UTC))
-	}
-	return out
-}
-
-var errNoExpiry = fmt.Errorf("no license expiry date: %w", ErrNotReported)
-
-// VgpuType is a vGPU type (profile): how much of the GPU one instance gets.
-type VgpuType struct {
-	// ID is NVML's vGPU type ID.
-	ID Value[uint32]
-	// Name is e.g. "NVIDIA H100-20C"; N/A when the driver gives none.
-	Name Value[string]
-	// Class is "Compute", "Quadro", "NVS", …; N/A when the driver gives none.
-	Class Value[string]
-	// Framebuffer is the memory each instance of the type gets.
-	Framebuffer Value[Bytes]
-}
-
-// VMIDKind says what a VM ID is.
-type VMIDKind uint8
-
-// Kinds of VM ID.
-const (
-	VMIDUUID   VMIDKind = iota // the VM's UUID (KVM, most hypervisors)
-	VMIDDomain                 // a domain ID (Xen)
-)
-
-// String returns "uuid" or "domain".
-func (k VMIDKind) String() string {
-	if k == VMIDDomain {
-		return "domain"
-	}
-	return "uuid"
-}
-
-// MarshalText makes the kind a JSON string.
-func (k VMIDKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
-
-// VM identifies the virtual machine a vGPU instance is attached to.
-type VM struct {
-	ID   string
-	Kind VMIDKind
-}
-
-// VgpuUtilization is one utilization sample of a vGPU instance.
-type VgpuUtilization struct {
-	// SMUtilization is the percent of time the instance's kernels (3D or
-	// compute) ran.
-	SMUtilization Percent
-	// FramebufferUtilization is the percent of time its framebuffer was
-	// read or written.
-	FramebufferUtilization Percent
-	// EncoderUtilization and DecoderUtilization are the video engines'.
-	EncoderUtilization, DecoderUtilization Percent
-	// Time is when the driver took the sample.
-	Time time.Time
-}
-
-// VgpuProcess is one process inside a VM, seen from the host through its
-// vGPU instance. Its PID is the guest's: it means nothing on the host, and
-// two VMs can have the same one.
-type VgpuProcess struct {
-	// Instance is the ID of the vGPU instance the process runs on.
-	Instance uint32 `json:"vgpu_instance"`
-	// PID is the process ID inside the VM.
-	PID int `json:"pid"`
-	// Name is the process name the guest reported.
-	Name string `json:"name"`
-	// SMUtilization, MemoryUtilization, EncoderUtilization and
-	// DecoderUtilization are the process's share of the instance's engines.
-	SMUtilization      Percent `json:"sm_utilization"`
-	MemoryUtilization  Percent `json:"memory_utilization"`
-	EncoderUtilization Percent `json:"encoder_utilization"`
-	DecoderUtilization Percent `json:"decoder_utilization"`
-	// Time is when the driver took the sample.
-	Time time.Time `json:"timestamp"`
-}
-
 // VgpuInstance is a vGPU instance: a share of a physical GPU given to one
 // virtual machine on a vGPU host. Its identity (UUID, type, VM, placement)
 // is read once; every other method reads the driver on each call. Methods
@@ -194,11 +27,11 @@ type VgpuInstance struct {
 	hasID  bool
 	h      nvmlx.VgpuInstance
 
-	uuid          lazy[string]
-	typ           lazy[VgpuType]
-	vm            lazy[VM]
-	placement     lazy[int]
-	gpuInstanceID lazy[int]
+	uuid          lazyValue[string]
+	typ           lazyValue[VgpuType]
+	vm            lazyValue[VM]
+	placement     lazyValue[int]
+	gpuInstanceID lazyValue[int]
 }
 
 // ID returns NVML's ID of the instance, the "vGPU ID" nvidia-smi prints.
@@ -234,7 +67,7 @@ func vgpuValue[T any](v *VgpuInstance, x T, err error) Value[T] {
 }
 
 // vgpuStatic reads an identity value once.
-func vgpuStatic[T any](v *VgpuInstance, l *lazy[T], read func() (T, error)) Value[T] {
+func vgpuStatic[T any](v *VgpuInstance, l *lazyValue[T], read func() (T, error)) Value[T] {
 	return l.get(func() Value[T] {
 		x, err := read()
 		return vgpuValue(v, x, err)
@@ -465,7 +298,7 @@ func (d *Device) VirtualizationMode() Value[VirtualizationMode] {
 	if d.mig != nil {
 		return NA[VirtualizationMode](NotSupported, errNotOnMIG)
 	}
-	return static(d, &d.virtMode, func(h nvmlx.Device) (VirtualizationMode, error) {
+	return readStatic(d, &d.virtMode, func(h nvmlx.Device) (VirtualizationMode, error) {
 		m, err := h.VirtualizationMode()
 		return VirtualizationMode(m), err
 	})
@@ -484,19 +317,19 @@ func (d *Device) VgpuInstances() ([]*VgpuInstance, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.listVgpus(&reader{d: d, h: h})
+	return d.listVgpus(&passReader{d: d, h: h})
 }
 
 // listVgpus lists the instances: no call at all when the GPU's
 // virtualization mode (read once) says it is not a vGPU host.
-func (d *Device) listVgpus(r *reader) ([]*VgpuInstance, error) {
+func (d *Device) listVgpus(r *passReader) ([]*VgpuInstance, error) {
 	if r.lost != nil {
 		return nil, r.lost
 	}
 	if m, ok := d.VirtualizationMode().Get(); ok && !m.IsVgpuHost() {
 		return nil, nil
 	}
-	hs, err := try(d, opVgpu, r.h.ActiveVgpus)
+	hs, err := tryReading(d, opVgpu, r.h.ActiveVgpus)
 	if r.check(err) != nil {
 		if errors.Is(err, ErrNotSupported) {
 			return nil, nil
@@ -537,7 +370,7 @@ type vgpuState struct {
 	procs     sampling.CurrentVgpuProcesses
 }
 
-func (st *vgpuState) init() {
+func (st *vgpuState) prepare() {
 	st.util = sampling.NewCurrentVgpus()
 	st.procs = sampling.NewCurrentVgpuProcesses()
 }

@@ -5,59 +5,6 @@ import (
 	"time"
 )
 
-// VgpuInstanceSnapshot is one vGPU instance at one moment: plain data that
-// never reaches back to the driver. N/A is null in JSON.
-type VgpuInstanceSnapshot struct {
-	Timestamp time.Time `json:"timestamp"`
-	// ID is NVML's instance ID (nvidia-smi's "vGPU ID").
-	ID uint32 `json:"id"`
-	// DeviceIndex and DeviceUUID name the physical GPU.
-	DeviceIndex int    `json:"device_index"`
-	DeviceUUID  string `json:"device_uuid"`
-	// Err is why the instance could not be read in full (ErrVgpuGone when it
-	// was destroyed after it was listed); Error is its text in JSON.
-	Err   error  `json:"-"`
-	Error string `json:"error,omitempty"`
-
-	UUID            Value[string]   `json:"uuid"`
-	TypeID          Value[uint32]   `json:"type_id"`
-	TypeName        Value[string]   `json:"type_name"`
-	TypeClass       Value[string]   `json:"type_class"`
-	VMID            Value[string]   `json:"vm_id"`
-	VMIDKind        Value[VMIDKind] `json:"vm_id_type"`
-	VMDriverVersion Value[string]   `json:"vm_driver_version"`
-	PlacementID     Value[int]      `json:"placement_id"`
-	GPUInstanceID   Value[int]      `json:"gpu_instance_id"`
-
-	FramebufferTotal   Value[Bytes]   `json:"framebuffer_total"`
-	FramebufferUsed    Value[Bytes]   `json:"framebuffer_used"`
-	FramebufferPercent Value[Percent] `json:"framebuffer_percent"`
-	FrameRateLimit     Value[int]     `json:"frame_rate_limit"`
-	EncoderCapacity    Value[Percent] `json:"encoder_capacity"`
-	ECCMode            Value[OnOff]   `json:"ecc_mode"`
-
-	Licensed         Value[bool]         `json:"licensed"`
-	LicenseState     Value[LicenseState] `json:"license_state"`
-	LicensePermanent Value[bool]         `json:"license_permanent"`
-	// LicenseExpiry is N/A for a permanent license and where the driver
-	// gives no date.
-	LicenseExpiry Value[time.Time] `json:"license_expiry"`
-
-	// The newest utilization sample and when the driver took it.
-	SMUtilization          Value[Percent]   `json:"sm_utilization"`
-	FramebufferUtilization Value[Percent]   `json:"framebuffer_utilization"`
-	EncoderUtilization     Value[Percent]   `json:"encoder_utilization"`
-	DecoderUtilization     Value[Percent]   `json:"decoder_utilization"`
-	UtilizationTime        Value[time.Time] `json:"utilization_timestamp"`
-
-	AccountingMode Value[OnOff] `json:"accounting_mode"`
-	// Processes are the guest processes busy in the driver's latest sample
-	// period; nil when they could not be read (ProcessesError says why).
-	Processes      []VgpuProcess `json:"processes"`
-	ProcessesErr   error         `json:"-"`
-	ProcessesError string        `json:"processes_error,omitempty"`
-}
-
 // Snapshot reads the instance now: identity, memory, license, accounting
 // mode, newest utilization and busy guest processes.
 func (v *VgpuInstance) Snapshot() VgpuInstanceSnapshot {
@@ -187,7 +134,7 @@ func (s *VgpuInstanceSnapshot) fillNA(err error) {
 
 // readVgpus fills the snapshot's virtualization mode and vGPU instances:
 // one listing and one poll of each sample buffer for the whole device.
-func (d *Device) readVgpus(r *reader, s *DeviceSnapshot) {
+func (d *Device) readVgpus(r *passReader, s *DeviceSnapshot) {
 	if r.lost != nil {
 		s.VirtualizationMode = NA[VirtualizationMode](GPULost, r.lost)
 		s.VgpuInstancesErr, s.VgpuInstancesError = r.lost, r.lost.Error()

@@ -19,11 +19,11 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo/fakegpu"
-	"github.com/nvgo/nvgo/internal/cdoortest"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 func TestMain(m *testing.M) {
-	cdoortest.RunMainIfAsked(func(args []string) int { return run(args, os.Stdout, os.Stderr) })
+	nvgotest.RunMainIfAsked(func(args []string) int { return run(args, os.Stdout, os.Stderr) })
 	os.Exit(m.Run())
 }
 
@@ -57,7 +57,7 @@ func TestThroughTheDriverLibraryRealAtopShowsTheFleet(t *testing.T) {
 	if err := fleet.GPU(0).StartProcess(fakegpu.Process{PID: uint32(pid), Name: "sleep", UsedMemory: gib, SM: 40, Mem: 10}); err != nil {
 		t.Fatal(err)
 	}
-	door := cdoortest.Serve(t, fleet, "current")
+	door := nvgotest.Serve(t, fleet, "current")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go door.Mirror.Run(ctx, 100*time.Millisecond) // samples fill as a driver's do
@@ -137,7 +137,7 @@ func TestThroughTheDriverLibraryRealAtopShowsTheFleet(t *testing.T) {
 // and one log line naming it, as upstream's does, so that systemd's
 // Restart=on-failure does not restart it forever; another failure is 1.
 func TestThroughTheDriverLibraryNoUsableDriverExitsZero(t *testing.T) {
-	door := cdoortest.Serve(t, fakegpu.New(fakegpu.GPUSpec{Model: "h100"}), "current")
+	door := nvgotest.Serve(t, fakegpu.New(fakegpu.GPUSpec{Model: "h100"}), "current")
 	tests := []struct {
 		code   string // NVGO_FAKE_INIT_ERROR: a name or NVML's number
 		status int

@@ -16,7 +16,7 @@ import (
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
-	"github.com/nvgo/nvgo/internal/cdoortest"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 // scrapeBench is a node of 8 GPUs with 16 real processes each (128
@@ -35,13 +35,13 @@ func newScrapeBench(b *testing.B) *scrapeBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cdoortest.RealProcesses(b, fleet, 16, func(_, j int) fakegpu.Process {
+	nvgotest.RealProcesses(b, fleet, 16, func(_, j int) fakegpu.Process {
 		return fakegpu.Process{UsedMemory: uint64(j+1) << 28, SM: uint32(j * 5)}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	clock := fleetclock.NewStepped(fleet)
-	lib, mirror := cdoortest.InProcess(b, fleet, nvgo.WithClock(clock))
+	lib, mirror := nvgotest.InProcess(b, fleet, nvgo.WithClock(clock))
 	r, err := newReader(ctx, lib, "bench", time.Second)
 	if err != nil {
 		b.Fatal(err)
@@ -98,15 +98,15 @@ func BenchmarkScrape(b *testing.B) {
 	// measure counts op's CPU time and allocations alone, not the second
 	// of driver time before it.
 	measure := func(op func()) (cpu time.Duration, allocs uint64) {
-		var use cdoortest.Usage
+		var use nvgotest.Usage
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
 			s.second(b)
-			u0 := cdoortest.ReadUsage()
+			u0 := nvgotest.ReadUsage()
 			b.StartTimer()
-			c0 := cdoortest.CPUTime(b)
+			c0 := nvgotest.CPUTime(b)
 			op()
-			cpu += cdoortest.CPUTime(b) - c0
+			cpu += nvgotest.CPUTime(b) - c0
 			b.StopTimer()
 			use.AddSince(u0)
 			b.StartTimer()
@@ -149,7 +149,7 @@ func BenchmarkScrapeMemory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	lib, clock := cdoortest.Simulated(b, fleet)
+	lib, clock := nvgotest.Simulated(b, fleet)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r, err := newReader(ctx, lib, "bench", time.Second)
@@ -159,7 +159,7 @@ func BenchmarkScrapeMemory(b *testing.B) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(newCollector(r, "hostname", true, 500))
 	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-	churn := cdoortest.Churn{Fleet: fleet}
+	churn := nvgotest.Churn{Fleet: fleet}
 	scrape := func(i int) {
 		churn.Second(i)
 		ch := r.acc.Updated()
@@ -171,13 +171,13 @@ func BenchmarkScrapeMemory(b *testing.B) {
 	for i := range 200 {
 		scrape(i)
 	}
-	start, rss0 := cdoortest.LiveHeap(), rss(b)
+	start, rss0 := nvgotest.LiveHeap(), rss(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		scrape(200 + i)
 	}
 	b.StopTimer()
-	end, rss1 := cdoortest.LiveHeap(), rss(b)
+	end, rss1 := nvgotest.LiveHeap(), rss(b)
 	b.ReportMetric(float64(rss0)/1024, "rss-start-KiB")
 	b.ReportMetric(float64(rss1)/1024, "rss-end-KiB")
 	b.ReportMetric(float64(start)/1024, "heap-start-KiB")

@@ -25,12 +25,12 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo/fakegpu"
-	"github.com/nvgo/nvgo/internal/cdoortest"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
-// TestMain lets the test binary run as the exporter (cdoortest.Program).
+// TestMain lets the test binary run as the exporter (nvgotest.Program).
 func TestMain(m *testing.M) {
-	cdoortest.RunMainIfAsked(func(args []string) int {
+	nvgotest.RunMainIfAsked(func(args []string) int {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		return run(ctx, args, os.Stdout, os.Stderr, nil)
@@ -212,7 +212,7 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 	}
 	fleetC.GPU(0).SetUtilization(60, 20)
 	fleetC.GPU(3).SetUtilization(30, 10)
-	door := cdoortest.Serve(t, fleetC, "current")
+	door := nvgotest.Serve(t, fleetC, "current")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { // the driver's clock: samples every second, as a GPU's
@@ -232,8 +232,8 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 	nodes := map[string]string{}        // hostname → address
 	exporters := map[string]*exec.Cmd{} // hostname → its process
 	for name, cmd := range map[string]*exec.Cmd{
-		"node-a": cdoortest.Program(t, "--simulate", "dgx-h100", "--hostname", "node-a", "--listen", "127.0.0.1:0"),
-		"node-b": cdoortest.Program(t, "--simulate", "dgx-a100-mig", "--hostname", "node-b", "--listen", "127.0.0.1:0", "--per-process"),
+		"node-a": nvgotest.Program(t, "--simulate", "dgx-h100", "--hostname", "node-a", "--listen", "127.0.0.1:0"),
+		"node-b": nvgotest.Program(t, "--simulate", "dgx-a100-mig", "--hostname", "node-b", "--listen", "127.0.0.1:0", "--per-process"),
 		"node-c": door.Command(t, "--hostname", "node-c", "--listen", "127.0.0.1:0"),
 	} {
 		nodes[name], exporters[name] = startExporter(t, cmd), cmd
@@ -251,7 +251,7 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 		return x == 3
 	})
 
-	fleetAddr := startExporter(t, cdoortest.Program(t, "--prometheus", prom.String(), "--listen", "127.0.0.1:0"))
+	fleetAddr := startExporter(t, nvgotest.Program(t, "--prometheus", prom.String(), "--listen", "127.0.0.1:0"))
 	var fv fleetView
 	getJSON(t, "http://"+fleetAddr+"/api/fleet", &fv)
 	if len(fv.Errors) > 0 {

@@ -24,7 +24,7 @@ import (
 
 	"github.com/nvgo/nvgo/fakegpu"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
-	"github.com/nvgo/nvgo/internal/cdoortest"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 // testNode is an exporter's reader on a preset fleet with a stepped clock.
@@ -46,7 +46,7 @@ func newTestNode(t *testing.T, preset string) *testNode {
 
 func newTestNodeOn(t *testing.T, fleet *fakegpu.Fleet) *testNode {
 	t.Helper()
-	lib, clock := cdoortest.Simulated(t, fleet)
+	lib, clock := nvgotest.Simulated(t, fleet)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	r, err := newReader(ctx, lib, "node-t", time.Second)

@@ -11,7 +11,7 @@ import (
 	"github.com/nvgo/nvgo/examples/internal/tool"
 	"github.com/nvgo/nvgo/fakegpu"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
-	"github.com/nvgo/nvgo/internal/cdoortest"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 // BenchmarkRefresh is one refresh of the monitor on its real path: 8 GPUs
@@ -31,13 +31,13 @@ func BenchmarkRefresh(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cdoortest.RealProcesses(b, fleet, 64, func(_, j int) fakegpu.Process {
+	nvgotest.RealProcesses(b, fleet, 64, func(_, j int) fakegpu.Process {
 		return fakegpu.Process{UsedMemory: uint64(j+1) << 26, SM: uint32(j % 90)}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	clock := fleetclock.NewStepped(fleet)
-	lib, mirror := cdoortest.InProcess(b, fleet, nvgo.WithClock(clock))
+	lib, mirror := nvgotest.InProcess(b, fleet, nvgo.WithClock(clock))
 	sel, err := tool.ChooseDevices(lib, nil, false)
 	if err != nil {
 		b.Fatal(err)
@@ -73,7 +73,7 @@ func BenchmarkRefresh(b *testing.B) {
 	// time, counting its CPU time and allocations alone, with the
 	// accumulator's tick when withTick (a refresh waits for it; the floor
 	// does not; clock.Advance(0) fires the tick that is due).
-	measure := func(n int, withTick bool, op func()) (cpu time.Duration, use cdoortest.Usage) {
+	measure := func(n int, withTick bool, op func()) (cpu time.Duration, use nvgotest.Usage) {
 		for i := 0; i < n; i++ {
 			b.StopTimer()
 			armed()
@@ -86,15 +86,15 @@ func BenchmarkRefresh(b *testing.B) {
 				clock.Advance(0)
 				<-ch
 			}
-			u0 := cdoortest.ReadUsage()
+			u0 := nvgotest.ReadUsage()
 			b.StartTimer()
-			c0 := cdoortest.CPUTime(b)
+			c0 := nvgotest.CPUTime(b)
 			if withTick {
 				clock.Advance(0)
 				<-ch
 			}
 			op()
-			cpu += cdoortest.CPUTime(b) - c0
+			cpu += nvgotest.CPUTime(b) - c0
 			b.StopTimer()
 			use.AddSince(u0)
 			b.StartTimer()
@@ -127,7 +127,7 @@ func BenchmarkMonitorDay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	lib, clock := cdoortest.Simulated(b, fleet)
+	lib, clock := nvgotest.Simulated(b, fleet)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sel, _ := tool.ChooseDevices(lib, nil, false)
@@ -137,7 +137,7 @@ func BenchmarkMonitorDay(b *testing.B) {
 	}
 	m := newModel(ctx, s, hostSignaller{lib}, &options{interval: time.Second, mode: "auto", noColor: true})
 	m.width, m.height = 160, 50
-	churn := cdoortest.Churn{Fleet: fleet}
+	churn := nvgotest.Churn{Fleet: fleet}
 	second := func(i int) {
 		churn.Second(i)
 		ch := s.acc.Updated()
@@ -150,13 +150,13 @@ func BenchmarkMonitorDay(b *testing.B) {
 	for i := 0; i < historyLen+100; i++ {
 		second(i)
 	}
-	start := cdoortest.LiveHeap()
+	start := nvgotest.LiveHeap()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		second(historyLen + 100 + i)
 	}
 	b.StopTimer()
-	end := cdoortest.LiveHeap()
+	end := nvgotest.LiveHeap()
 	b.ReportMetric(float64(start)/1024, "heap-start-KiB")
 	b.ReportMetric(float64(end)/1024, "heap-end-KiB")
 	b.ReportMetric((float64(end)-float64(start))/float64(b.N), "heap-growth-B/refresh")

@@ -20,7 +20,7 @@ import (
 	"github.com/nvgo/nvgo/examples/internal/tool"
 	"github.com/nvgo/nvgo/fakegpu"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
-	"github.com/nvgo/nvgo/internal/cdoortest"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 // rig is a monitor on a simulated fleet, stepped by the test: frames are
@@ -54,7 +54,7 @@ func (r *recordingSignaller) host(k procKey) (*nvgo.HostProcess, error) { return
 
 func newRig(t *testing.T, fleet *fakegpu.Fleet, o *options) *rig {
 	t.Helper()
-	lib, clock := cdoortest.Simulated(t, fleet)
+	lib, clock := nvgotest.Simulated(t, fleet)
 	if o == nil {
 		o = &options{interval: time.Second, mode: "auto", noColor: true}
 	}

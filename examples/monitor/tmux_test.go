@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo/fakegpu"
-	"github.com/nvgo/nvgo/internal/cdoortest"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 // These tests run the monitor in a real terminal: tmux (Debian's package),
@@ -166,7 +166,7 @@ func TestInATerminalThroughTheDriverLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	door := cdoortest.Serve(t, fleet, "current")
+	door := nvgotest.Serve(t, fleet, "current")
 	env := door.Env()[len(os.Environ()):]
 	tm := startTerm(t, 160, 50, env)
 	tm.waitFor("A100-SXM4-80GB", "00000000:18:00.0", "4194401", "means over")

@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/nvgo/nvgo/fakegpu"
-	"github.com/nvgo/nvgo/internal/cdoortest"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 func TestMain(m *testing.M) {
-	cdoortest.RunMainIfAsked(func(args []string) int { return run(args, os.Stdout, os.Stderr) })
+	nvgotest.RunMainIfAsked(func(args []string) int { return run(args, os.Stdout, os.Stderr) })
 	os.Exit(m.Run())
 }
 
@@ -30,7 +30,7 @@ func TestThroughTheDriverLibrarySelectReservesAndRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	door := cdoortest.Serve(t, fleet, "current")
+	door := nvgotest.Serve(t, fleet, "current")
 	for _, args := range [][]string{
 		{"-n", "2"},
 		{"-n", "1", "--min-free-memory", "50GiB"},

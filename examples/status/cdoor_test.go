@@ -15,16 +15,16 @@ import (
 	"testing"
 
 	"github.com/nvgo/nvgo/fakegpu"
-	"github.com/nvgo/nvgo/internal/cdoortest"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 func TestMain(m *testing.M) {
-	cdoortest.RunMainIfAsked(func(args []string) int { return run(args, os.Stdout, os.Stderr) })
+	nvgotest.RunMainIfAsked(func(args []string) int { return run(args, os.Stdout, os.Stderr) })
 	os.Exit(m.Run())
 }
 
 // runDoor runs status as a client of door; env adds to its environment.
-func runDoor(t *testing.T, door *cdoortest.Door, env []string, args ...string) (code int, stdout, stderr string) {
+func runDoor(t *testing.T, door *nvgotest.Door, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	cmd := door.Command(t, args...)
 	cmd.Env = append(cmd.Env, env...)
@@ -120,7 +120,7 @@ func TestThroughTheDriverLibraryStatusShowsTheFleet(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			door := cdoortest.Serve(t, fleet, "current")
+			door := nvgotest.Serve(t, fleet, "current")
 			for _, args := range [][]string{{"--json"}, {"--no-color"}} {
 				code, got, stderr := runDoor(t, door, nil, args...)
 				if code != 0 || stderr != "" {
@@ -158,7 +158,7 @@ func TestThroughTheDriverLibraryStatusReadsOnlyWhatItShows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	door := cdoortest.Serve(t, fleet, "current")
+	door := nvgotest.Serve(t, fleet, "current")
 	for _, tt := range []struct {
 		args     []string
 		want     []string // calls that must be made
@@ -218,7 +218,7 @@ func TestOnOldDriversStatusStillRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			door := cdoortest.Serve(t, fleet, driver)
+			door := nvgotest.Serve(t, fleet, driver)
 			code, stdout, stderr := runDoor(t, door, nil, "--json")
 			if code != 0 || stderr != "" {
 				t.Fatalf("exit %d\n%s", code, stderr)
@@ -272,7 +272,7 @@ func TestInitFailuresThroughTheDriverLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	door := cdoortest.Serve(t, fleet, "current")
+	door := nvgotest.Serve(t, fleet, "current")
 	for _, code := range []string{"DRIVER_NOT_LOADED", "NO_PERMISSION", "LIB_RM_VERSION_MISMATCH", "LIBRARY_NOT_FOUND", "UNKNOWN"} {
 		t.Run(code, func(t *testing.T) {
 			exit, stdout, stderr := runDoor(t, door, []string{fakegpu.EnvInitError + "=" + code})

@@ -19,11 +19,11 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo/fakegpu"
-	"github.com/nvgo/nvgo/internal/cdoortest"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 func TestMain(m *testing.M) {
-	cdoortest.RunMainIfAsked(func(args []string) int {
+	nvgotest.RunMainIfAsked(func(args []string) int {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 		defer stop()
 		return run(ctx, args, os.Stdout, os.Stderr)
@@ -48,7 +48,7 @@ func TestThroughTheDriverLibraryUsagelogWritesRows(t *testing.T) {
 	if err := fleet.GPU(3).StartProcess(fakegpu.Process{PID: uint32(pid), Name: "sleep", UsedMemory: 2 << 30, SM: 50, Mem: 20}); err != nil {
 		t.Fatal(err)
 	}
-	door := cdoortest.Serve(t, fleet, "current")
+	door := nvgotest.Serve(t, fleet, "current")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go door.Mirror.Run(ctx, 100*time.Millisecond) // the fleet's clock follows the real one

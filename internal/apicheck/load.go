@@ -25,6 +25,8 @@ var Packages = []string{
 	"./fakegpu",
 	"./fakegpu/fakehost",
 	"./fakegpu/fleetclock",
+	"./host",
+	"./nvgotest",
 }
 
 // ImportPath returns the import path of rel, a package in Packages.

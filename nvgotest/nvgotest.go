@@ -1,8 +1,10 @@
 //go:build cgo
 
-// Package cdoortest runs nvgo's programs through the C door in tests: the
-// drop-in libnvidia-ml.so.1 (package fakegpu) serving a fake fleet to a
-// program that believes it talks to the driver, as on a real machine.
+// Package nvgotest tests programs built on nvgo without a GPU, as nvgo's
+// own tools are tested: through the drop-in libnvidia-ml.so.1 (package
+// fakegpu) serving a fake fleet to a program that believes it talks to the
+// driver, as on a real machine (the "C door"), or in process over the Go
+// fake.
 //
 // A test serves a fleet with Serve, then starts the program under test
 // with Command: the test binary itself, run again as the program (the
@@ -11,10 +13,13 @@
 // own, since a process can load one libnvidia-ml.so.1 only.
 //
 // For benchmarks of the real path, InProcess loads the library into the
-// test process and SleepingProcesses puts real processes behind the GPU
-// PIDs; CPUTime measures them. Simulated is the in-process Go fake, for
-// tests that need no C door.
-package cdoortest
+// test process and SleepingProcesses (or RealProcesses) puts real processes
+// behind the GPU PIDs; CPUTime, ReadUsage and LiveHeap measure them, and
+// Churn makes processes come and go as jobs do. Simulated is the
+// in-process Go fake, for tests that need no C door.
+//
+// Like fakegpu, the package needs cgo.
+package nvgotest
 
 import (
 	"context"
