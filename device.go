@@ -59,7 +59,7 @@ type Device struct {
 	vgpus    vgpuState
 }
 
-// lazy is a static value read once.
+// lazyValue is a static value read once.
 type lazyValue[T any] struct {
 	once sync.Once
 	v    Value[T]
@@ -110,7 +110,7 @@ func (d *Device) handle() (nvmlx.Device, error) {
 	return d.h, d.handleErr
 }
 
-// static reads a value once through the handle.
+// readStatic reads a value once through the handle.
 func readStatic[T any](d *Device, l *lazyValue[T], read func(h nvmlx.Device) (T, error)) Value[T] {
 	return l.get(func() Value[T] {
 		h, err := d.handle()

@@ -95,7 +95,7 @@ func (k MetricKind) String() string {
 	return "MetricKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// slot is one Value field of a DeviceSnapshot, whatever its type.
+// metricSlot is one Value field of a DeviceSnapshot, whatever its type.
 type metricSlot interface {
 	setNA(s *DeviceSnapshot, r Reason, err error)
 	copy(dst, src *DeviceSnapshot)
@@ -103,7 +103,7 @@ type metricSlot interface {
 	text(s *DeviceSnapshot) string
 }
 
-// at names a Value field of a DeviceSnapshot.
+// snapshotField names a Value field of a DeviceSnapshot.
 type snapshotField[T any] func(*DeviceSnapshot) *Value[T]
 
 func (f snapshotField[T]) setNA(s *DeviceSnapshot, r Reason, err error) { *f(s) = NA[T](r, err) }
@@ -111,7 +111,7 @@ func (f snapshotField[T]) copy(dst, src *DeviceSnapshot)                { *f(dst
 func (f snapshotField[T]) float(s *DeviceSnapshot) Value[float64]       { return Map(*f(s), metricNumber[T]) }
 func (f snapshotField[T]) text(s *DeviceSnapshot) string                { return f(s).String() }
 
-// number is a reading as a float64 in its unit.
+// metricNumber is a reading as a float64 in its unit.
 func metricNumber[T any](v T) float64 {
 	switch x := any(v).(type) {
 	case Bytes:

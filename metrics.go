@@ -12,17 +12,17 @@ import (
 // is one NVML reading (a call of its own, or field IDs that join the one
 // batched nvmlDeviceGetFieldValues call of a pass) and the metrics it
 // fills, each with its name, unit, help and DeviceSnapshot field. A pass
-// over a device (reader.readMetrics) asks the batch for the field IDs of
+// over a device (passReader.readMetrics) asks the batch for the field IDs of
 // the groups it reads, then lets each source of those groups fill its
 // metrics; N/A filling (DeviceSnapshot.fillNA), DeviceMetrics and their
 // numbers (the Collector, the exporter) walk the same table.
 //
-// Adding a reading takes its source here, its DeviceSnapshot field and its
-// Device method (devicemetrics.go); a field ID needs no other code (the
-// fake fleet serves field IDs generically), a call of its own needs its
-// door in internal/nvmlx.
+// Adding a reading takes its source here, its DeviceSnapshot field
+// (snapshot.go) and its Device method (devicemetrics.go); a field ID needs
+// no other code (both fakes serve field IDs generically), a function that
+// answers one number is one line in internal/nvmlx/numbers.go.
 
-// source is one NVML reading of the table and the metrics it fills.
+// metricSource is one NVML reading of the table and the metrics it fills.
 type metricSource struct {
 	group Fields
 	// onMIG: a MIG device answers it itself; else it is N/A there.
@@ -44,8 +44,8 @@ type metricSource struct {
 	staticAt int // for a static source, its place among the static ones
 }
 
-// the is the description of a metric: what a constructor of the table
-// joins with the DeviceSnapshot field it fills.
+// metricDesc is the description of a metric: what a constructor of the
+// table joins with the DeviceSnapshot field it fills.
 type metricDesc struct {
 	name string
 	unit Unit
@@ -53,7 +53,7 @@ type metricDesc struct {
 	help string
 }
 
-// gauge, counter and state describe a metric.
+// gaugeMetric, counterMetric and stateMetric describe a metric.
 func gaugeMetric(name string, unit Unit, help string) metricDesc {
 	return metricDesc{name, unit, KindGauge, help}
 }
@@ -62,6 +62,7 @@ func counterMetric(name string, unit Unit, help string) metricDesc {
 }
 func stateMetric(name, help string) metricDesc { return metricDesc{name, UnitNone, KindState, help} }
 
+// filling is the metric t that fills field.
 func (t metricDesc) filling(field metricSlot) DeviceMetric {
 	return DeviceMetric{Name: t.name, Unit: t.unit, Kind: t.kind, Help: t.help, slot: field}
 }
@@ -97,6 +98,7 @@ func fieldSource[U any](group Fields, t metricDesc, field snapshotField[U], id u
 		}}
 }
 
+// unchanged is the conversion of a reading already in its type.
 func unchanged[T any](v T) T { return v }
 
 // staticSource makes src a static source: read once per Device.
@@ -128,7 +130,6 @@ func fieldCelsius(v nvmlx.FieldResult) Celsius       { return Celsius(v.AsFloat(
 var (
 	fieldPowerAverage = nvmlx.FieldRequest{ID: nvmlx.FieldPowerAverage}
 	fieldPowerInstant = nvmlx.FieldRequest{ID: nvmlx.FieldPowerInstant}
-	fieldEnergy       = nvmlx.FieldRequest{ID: nvmlx.FieldTotalEnergy}
 	fieldPCIeTX       = nvmlx.FieldRequest{ID: nvmlx.FieldPCIeCountTXBytes}
 	fieldPCIeRX       = nvmlx.FieldRequest{ID: nvmlx.FieldPCIeCountRXBytes}
 	fieldNVLinkTX     = nvmlx.FieldRequest{ID: nvmlx.FieldNVLinkThroughputTX, Scope: nvmlx.ScopeAll}

@@ -16,7 +16,7 @@ import (
 // between passes: which readings it does not support, its static
 // readings, and the counters it turns into rates.
 
-// reader carries one pass over one device: after the GPU is found lost, no
+// passReader carries one pass over one device: after the GPU is found lost, no
 // further NVML call is made in this pass.
 type passReader struct {
 	d     *Device
@@ -26,10 +26,10 @@ type passReader struct {
 	batch fieldBatch // the pass's batched field values
 }
 
-// readers are the readers of passes: one holds a pass's field values.
+// passReaders are the readers of passes: one holds a pass's field values.
 var passReaders = sync.Pool{New: func() any { return new(passReader) }}
 
-// newReader returns a pooled reader of a pass over d through h; release
+// newPassReader returns a pooled reader of a pass over d through h; release
 // gives it back.
 func newPassReader(d *Device, h nvmlx.Device, now time.Time) *passReader {
 	r := passReaders.Get().(*passReader)
@@ -51,7 +51,7 @@ func (r *passReader) check(err error) error {
 	return err
 }
 
-// op identifies one NVML reading whose "not supported" answer is
+// readOp identifies one NVML reading whose "not supported" answer is
 // remembered: one of the readings outside the table, or a source of the
 // table (after them, by its position).
 type readOp int
@@ -66,7 +66,7 @@ const (
 
 type gpuMem struct{ gpu, mem uint32 }
 
-// try runs an NVML reading unless it is known to be unsupported.
+// tryReading runs an NVML reading unless it is known to be unsupported.
 func tryReading[T any](d *Device, o readOp, f func() (T, error)) (T, error) {
 	if err := d.reads.known(o); err != nil {
 		var zero T

@@ -90,7 +90,8 @@
 //   - GetFieldValues fills NvmlReturn, ValueType, Value (little-endian) and
 //     Timestamp per field and succeeds as a whole; unknown field IDs answer
 //     NOT_SUPPORTED, an empty slice ERROR_INVALID_ARGUMENT. FI_DEV_POWER_AVERAGE
-//     is NOT_SUPPORTED on the A100, as on GA100.
+//     is NOT_SUPPORTED on the A100, as on GA100. FI_DEV_MEMORY_TEMP, the HBM
+//     stacks' temperature, is the core's plus 3 °C.
 //   - A lost GPU (GPU.Lose) answers ERROR_GPU_IS_LOST from every method, and
 //     the DeviceGetHandleBy… functions return its handle with that code.
 //   - Accounting (GPUSpec.Accounting, GPU.SetAccountingMode,
