@@ -66,8 +66,11 @@ type processCPUSample struct {
 	percent Percent
 }
 
-// NewHostProcess returns the process that holds pid now. It returns an error
-// wrapping ErrProcessGone when there is no such process.
+// NewHostProcess returns the process that holds pid now on this machine,
+// read from its procfs (host.ProcFS), as psutil.Process(pid) does. It
+// returns an error wrapping ErrProcessGone when there is no such process.
+// It reads no Library's host: Library.HostProcess reads the host a Library
+// was opened with (WithHostSource), a simulation's, say.
 //
 // The PID is read in this process's PID namespace; NewHostProcess makes no
 // PID-namespace check, since the caller chose the PID.
