@@ -1,11 +1,7 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/nvgo/nvgo/examples/internal/tool"
@@ -50,19 +46,7 @@ exit status: 0 stopped by a signal, or no usable NVIDIA driver (none
              it) or no GPU: one log line names the cause, as atopgpud exits;
              1 cannot listen, a bad --simulate file, or another driver
              failure; 2 bad arguments
-`, simulateHelp())
-
-// simulateHelp is the usage of --simulate, listing tool.PresetNames.
-func simulateHelp() string {
-	text := "serve a fake GPU fleet (in a binary built with cgo only)"
-	if presets := tool.PresetNames(); len(presets) > 0 {
-		text = "serve a fake GPU fleet: " + strings.Join(presets, ", ") + ", or a scenario JSON file (see the README)"
-	}
-	return tool.WrapOption("  --simulate NAME|FILE  ", text)
-}
-
-// errHelp asks for the usage on stdout.
-var errHelp = errors.New("help")
+`, tool.SimulateHelp("  --simulate NAME|FILE  ", "serve", "or a scenario JSON file (see the README)"))
 
 type options struct {
 	verbose  bool
@@ -71,39 +55,25 @@ type options struct {
 	simulate string
 }
 
-// parseArgs reads the flags; both -flag and --flag work, as does
-// --flag=value.
+// parseArgs reads the flags (tool.ParseFlags); both -flag and --flag work,
+// as does --flag=value.
 func parseArgs(args []string) (*options, error) {
 	o := &options{}
-	fs := flag.NewFlagSet("atopgpud", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
+	fs := tool.NewFlagSet("atopgpud")
 	fs.BoolVar(&o.verbose, "v", false, "")
 	fs.StringVar(&o.listen, "listen", defaultListen, "")
 	fs.DurationVar(&o.interval, "interval", time.Second, "")
 	fs.StringVar(&o.simulate, "simulate", "", "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, errHelp
-		}
+	if err := tool.ParseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	switch {
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case o.interval < 10*time.Millisecond:
 		return nil, fmt.Errorf("--interval %s: want at least 10ms", o.interval)
 	case o.listen == "":
 		return nil, fmt.Errorf("--listen needs an address, e.g. %s", defaultListen)
-	}
-	if isSet(fs, "simulate") && o.simulate == "" {
-		return nil, fmt.Errorf("--simulate needs a preset name or a scenario file")
+	case tool.Given(fs, "simulate") && o.simulate == "":
+		return nil, tool.ErrNoSimulation
 	}
 	return o, nil
-}
-
-func isSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

@@ -60,7 +60,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -77,13 +76,8 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	opts, err := parseArgs(args)
-	if errors.Is(err, errHelp) {
-		fmt.Fprint(stdout, usage)
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "atopgpud: %v\n\n%s", err, usage)
-		return 2
+	if code, done := tool.ArgsDone(err, usage, stdout, stderr, "atopgpud: %v\n\n%s", usage); done {
+		return code
 	}
 	level := slog.LevelInfo
 	if opts.verbose {

@@ -22,7 +22,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,7 +30,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -76,18 +74,7 @@ options:
 
 exit status: 0 stopped by SIGINT or SIGTERM; 1 no usable NVIDIA driver (one
 line says why), cannot listen, or a bad --simulate file; 2 bad arguments
-`, tool.WrapOption("  --simulate NAME|FILE  ", simulateHelp()))
-
-// simulateHelp is the help of --simulate, listing tool.PresetNames.
-func simulateHelp() string {
-	if presets := tool.PresetNames(); len(presets) > 0 {
-		return "serve a fake GPU fleet: " + strings.Join(presets, ", ") + ", or a scenario JSON file; its clock follows real time"
-	}
-	return "serve a fake GPU fleet (in a binary built with cgo only)"
-}
-
-// errHelp asks for the help on stdout.
-var errHelp = errors.New("help")
+`, tool.SimulateHelp("  --simulate NAME|FILE  ", "serve", "or a scenario JSON file; its clock follows real time"))
 
 // options are the command line's.
 type options struct {
@@ -100,9 +87,7 @@ type options struct {
 // parseArgs reads the flags; -flag, --flag and --flag=value all work.
 func parseArgs(args []string) (*options, error) {
 	o := &options{}
-	fs := flag.NewFlagSet("exporter", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
+	fs := tool.NewFlagSet("exporter")
 	fs.StringVar(&o.listen, "listen", ":9400", "")
 	fs.StringVar(&o.simulate, "simulate", "", "")
 	fs.StringVar(&o.hostname, "hostname", "", "")
@@ -111,22 +96,15 @@ func parseArgs(args []string) (*options, error) {
 	fs.BoolVar(&o.perProcess, "per-process", false, "")
 	fs.IntVar(&o.maxProcesses, "per-process-max", 500, "")
 	fs.DurationVar(&o.interval, "interval", time.Second, "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, errHelp
-		}
+	if err := tool.ParseFlags(fs, args); err != nil {
 		return nil, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case o.listen == "":
 		return nil, errors.New("--listen needs an address, e.g. :9400")
-	case set["simulate"] && o.simulate == "":
-		return nil, errors.New("--simulate needs a preset name or a scenario file")
-	case set["hostname"] && o.hostname == "":
+	case tool.Given(fs, "simulate") && o.simulate == "":
+		return nil, tool.ErrNoSimulation
+	case tool.Given(fs, "hostname") && o.hostname == "":
 		return nil, errors.New("--hostname needs a name")
 	case o.hostLabel != "hostname" && o.hostLabel != "Hostname":
 		return nil, fmt.Errorf("--hostname-label %q: want hostname or Hostname", o.hostLabel)
@@ -136,7 +114,7 @@ func parseArgs(args []string) (*options, error) {
 		return nil, fmt.Errorf("--interval %s: want at least 10ms", o.interval)
 	case o.prometheus != "" && (o.simulate != "" || o.perProcess):
 		return nil, errors.New("--prometheus serves the fleet page and reads no GPU: leave out --simulate and --per-process")
-	case set["prometheus"]:
+	case tool.Given(fs, "prometheus"):
 		u, err := url.Parse(o.prometheus)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("--prometheus %q: want an http:// or https:// URL of a Prometheus server", o.prometheus)
@@ -155,22 +133,13 @@ func main() {
 // run is the command; ready, when not nil, gets the address served on.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr string)) int {
 	o, err := parseArgs(args)
-	switch {
-	case errors.Is(err, errHelp):
-		fmt.Fprint(stdout, usage)
-		return 0
-	case err != nil:
-		fmt.Fprintf(stderr, "exporter: %v\n(see exporter --help)\n", err)
-		return 2
+	if code, done := tool.ArgsDone(err, usage, stdout, stderr, "exporter: %v\n(see exporter --help)\n"); done {
+		return code
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	mux, closeFn, err := handler(ctx, o, log)
 	if err != nil {
-		if nvgo.IsNVMLUnavailable(err) {
-			fmt.Fprintf(stderr, "exporter: no usable NVIDIA driver: %v (try --simulate dgx-h100)\n", err)
-		} else {
-			fmt.Fprintf(stderr, "exporter: %v\n", err)
-		}
+		fmt.Fprintf(stderr, "exporter: %v\n", tool.ExplainNoDriver(err))
 		return 1
 	}
 	defer closeFn()
@@ -210,12 +179,8 @@ func handler(ctx context.Context, o *options, log *slog.Logger) (http.Handler, f
 		mux.HandleFunc("/api/fleet", f.json)
 		return mux, func() {}, nil
 	}
-	lib, err := tool.Open(o.simulate, true, nvgo.WithLogger(log))
+	lib, err := tool.OpenAvailable(o.simulate, true, nvgo.WithLogger(log))
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := lib.Available(); err != nil {
-		lib.Close()
 		return nil, nil, err
 	}
 	host := o.hostname

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/nvgo/nvgo/examples/internal/tool"
 )
-
-var errHelp = errors.New("help")
 
 // usage is --help's text; presets are filled in from the fake fleet.
 const usage = `usage: monitor [options]
@@ -55,122 +51,56 @@ const minInterval = 100 * time.Millisecond
 
 // usageText is the --help, its --simulate line listing tool.PresetNames.
 func usageText() string {
-	text := "use a fake GPU fleet (in a binary built with cgo only)"
-	if presets := tool.PresetNames(); len(presets) > 0 {
-		text = "use a fake GPU fleet: " + strings.Join(presets, ", ") + ", or a scenario file"
-	}
-	return fmt.Sprintf(usage, tool.WrapOption("  --simulate NAME|FILE     ", text))
+	return fmt.Sprintf(usage, tool.SimulateHelp("  --simulate NAME|FILE     ", "use", "or a scenario file"))
 }
 
-// parseArgs reads nvitop-style flags, as examples/status does.
+// parseArgs reads nvitop-style flags (tool.CommonFlags), as examples/status
+// does.
 func parseArgs(args []string) (*options, error) {
 	o := &options{interval: time.Second, mode: "auto", noColor: os.Getenv("NO_COLOR") != ""}
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		name, val, hasVal := strings.Cut(arg, "=")
-		valueFollows := func() bool { return i+1 < len(args) && !tool.IsFlag(args[i+1]) }
-		takeMany := func() []string {
-			if hasVal {
-				return []string{val}
-			}
-			var vals []string
-			for valueFollows() {
-				i++
-				vals = append(vals, args[i])
-			}
-			return vals
-		}
-		takeOne := func() (string, error) {
-			switch {
-			case hasVal:
-				return val, nil
-			case valueFollows():
-				i++
-				return args[i], nil
-			}
-			return "", fmt.Errorf("%s needs a value", name)
-		}
-		noValue := func() error {
-			if hasVal {
-				return fmt.Errorf("%s takes no value", name)
-			}
-			return nil
-		}
-		var err error
-		switch name {
-		case "-h", "--help":
-			return nil, errHelp
-		case "-o", "--only":
-			vals := takeMany()
-			if len(vals) == 0 {
-				return nil, fmt.Errorf("%s needs at least one GPU index", name)
-			}
-			if o.only, err = tool.AppendIndices(o.only, name, vals); err != nil {
-				return nil, err
-			}
-		case "--pid":
-			vals := takeMany()
-			if len(vals) == 0 {
-				return nil, fmt.Errorf("%s needs at least one PID", name)
-			}
-			if o.filter.PIDs, err = tool.AppendIndices(o.filter.PIDs, name, vals); err != nil {
-				return nil, err
-			}
-		case "-u", "--user":
-			o.filter.UserSet = true
-			if hasVal {
-				o.filter.User = val
-			} else if valueFollows() {
-				i++
-				o.filter.User = args[i]
-			}
-		case "--interval":
-			var v string
-			if v, err = takeOne(); err != nil {
-				return nil, err
-			}
-			d, perr := time.ParseDuration(v)
-			switch {
-			case perr != nil:
-				return nil, fmt.Errorf("--interval: %q is not a duration such as 1s or 500ms", v)
-			case d < minInterval:
-				return nil, fmt.Errorf("--interval: %s is shorter than %s", d, minInterval)
-			}
-			o.interval = d
-		case "-m", "--mode":
-			var v string
-			if v, err = takeOne(); err != nil {
-				return nil, err
-			}
-			switch v {
-			case "full", "compact", "auto":
-				o.mode = v
-			default:
-				return nil, fmt.Errorf("%s: %q is not full, compact or auto", name, v)
-			}
-		case "--simulate":
-			if o.simulate, err = takeOne(); err != nil || o.simulate == "" {
-				return nil, fmt.Errorf("--simulate needs a preset name or a scenario file")
-			}
-		case "-c", "--compute":
-			err, o.filter.Compute = noValue(), true
-		case "--only-visible":
-			err, o.onlyVisible = noValue(), true
-		case "--ascii", "-U":
-			err, o.ascii = noValue(), true
-		case "--light":
-			err, o.light = noValue(), true
-		case "--no-color":
-			err, o.noColor = noValue(), true
-		default:
-			return nil, fmt.Errorf("unknown argument %q", arg)
-		}
-		if err != nil {
-			return nil, err
-		}
+	common := tool.CommonFlags{
+		Only: &o.only, OnlyVisible: &o.onlyVisible,
+		Compute: &o.filter.Compute, UserSet: &o.filter.UserSet, User: &o.filter.User, PIDs: &o.filter.PIDs,
+		ASCII: &o.ascii, NoColor: &o.noColor, Simulate: &o.simulate,
 	}
-	if o.onlyVisible && len(o.only) > 0 {
-		return nil, fmt.Errorf("--only and --only-visible cannot be used together")
+	if err := common.Parse(args, o.readFlag, nil); err != nil {
+		return nil, err
 	}
 	return o, nil
+}
+
+// readFlag reads a flag that tool.CommonFlags leaves to the monitor.
+func (o *options) readFlag(a *tool.Args) error {
+	switch a.Name() {
+	case "--interval":
+		v, err := a.Value()
+		if err != nil {
+			return err
+		}
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			return fmt.Errorf("--interval: %q is not a duration such as 1s or 500ms", v)
+		case d < minInterval:
+			return fmt.Errorf("--interval: %s is shorter than %s", d, minInterval)
+		}
+		o.interval = d
+	case "-m", "--mode":
+		v, err := a.Value()
+		if err != nil {
+			return err
+		}
+		switch v {
+		case "full", "compact", "auto":
+			o.mode = v
+		default:
+			return fmt.Errorf("%s: %q is not full, compact or auto", a.Name(), v)
+		}
+	case "--light":
+		o.light = true
+		return a.NoValue()
+	default:
+		return a.Unknown()
+	}
+	return nil
 }

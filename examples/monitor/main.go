@@ -41,41 +41,15 @@ func main() {
 // and writer) and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o, err := parseArgs(args)
-	switch {
-	case errors.Is(err, errHelp):
-		fmt.Fprint(stdout, usageText())
-		return 0
-	case err != nil:
-		fmt.Fprintf(stderr, "monitor: %v (see monitor --help)\n", err)
-		return 2
+	if code, done := tool.ArgsDone(err, usageText(), stdout, stderr, "monitor: %v (see monitor --help)\n"); done {
+		return code
 	}
-	lib, err := tool.Open(o.simulate, true)
+	lib, sel, err := tool.OpenDevices(o.simulate, true, o.only, o.onlyVisible)
 	if err != nil {
 		fmt.Fprintf(stderr, "monitor: %v\n", err)
-		return 1
+		return tool.ExitStatus(err)
 	}
 	defer lib.Close()
-	if err := lib.Available(); err != nil {
-		if nvgo.IsNVMLUnavailable(err) {
-			fmt.Fprintf(stderr, "monitor: no usable NVIDIA driver: %v (try --simulate dgx-h100)\n", err)
-		} else {
-			fmt.Fprintf(stderr, "monitor: %v\n", err)
-		}
-		return 1
-	}
-	sel, err := tool.ChooseDevices(lib, o.only, o.onlyVisible)
-	var bad tool.BadArgError
-	switch {
-	case errors.As(err, &bad):
-		fmt.Fprintf(stderr, "monitor: %v\n", err)
-		return 2
-	case errors.Is(err, nvgo.ErrUndetermined):
-		fmt.Fprintf(stderr, "monitor: --only-visible: %v\n", err)
-		return 3
-	case err != nil:
-		fmt.Fprintf(stderr, "monitor: %v\n", err)
-		return 1
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := newSampler(ctx, lib, sel, o.interval, o.filter)

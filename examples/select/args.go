@@ -14,7 +14,10 @@ import (
 )
 
 var (
-	errHelp    = errors.New("help")
+	// errHelp is -h or --help: tool.ErrHelp, which run answers with the
+	// help.
+	errHelp = tool.ErrHelp
+	// errVersion is -V or --version.
 	errVersion = errors.New("version")
 )
 
@@ -78,16 +81,7 @@ exit status: 0 ok; 1 no usable NVIDIA driver or bad scenario; 2 bad arguments or
 NVML error; 3 CUDA's numbering cannot be decided (--inherit, --format index); 4 fewer
 devices than --min-count. With a command: its exit status (128+N if killed by signal N),
 126 if it cannot be executed, 127 if it is not found.
-`, simulateHelp())
-
-// simulateHelp is the help of --simulate, listing tool.PresetNames.
-func simulateHelp() string {
-	text := "use a fake GPU fleet (in a binary built with cgo only)"
-	if presets := tool.PresetNames(); len(presets) > 0 {
-		text = "use a fake GPU fleet: " + strings.Join(presets, ", ") + ", or a scenario JSON file"
-	}
-	return tool.WrapOption("  --simulate NAME|FILE       ", text)
-}
+`, tool.SimulateHelp("  --simulate NAME|FILE       ", "use", "or a scenario JSON file"))
 
 // options are the parsed flags.
 type options struct {
@@ -161,6 +155,33 @@ func lookup(name string) (flag, bool) {
 	return flag{}, false
 }
 
+// isSwitch reports whether name is a flag that takes no value, so that
+// what is attached to it ("-S0") is more switches.
+func isSwitch(name string) bool {
+	f, ok := lookup(name)
+	return ok && f.arity == none
+}
+
+// take reads the values of the current flag of a, which takes ar of them.
+func (ar arity) take(a *tool.Args) ([]string, error) {
+	switch ar {
+	case none:
+		return nil, a.NoValue()
+	case one:
+		v, err := a.Value()
+		if err != nil {
+			return nil, err
+		}
+		return []string{v}, nil
+	case optional:
+		if v, ok := a.OptionalValue(); ok {
+			return []string{v}, nil
+		}
+		return nil, nil
+	}
+	return a.Values(), nil
+}
+
 // looksLikeFlag reports whether s is a flag rather than a value: it starts
 // with "-", except "-" itself and words whose dash a digit or "." follows.
 // Those are negative numbers and sizes ("-1", "-5GiB", "-.5s"), so that
@@ -182,77 +203,37 @@ func startsLikeNumber(s string) bool {
 	return s != "" && (s[0] == '.' || '0' <= s[0] && s[0] <= '9')
 }
 
-// parseArgs reads nvisel's flags the way argparse does: "--flag value",
-// "--flag=value", "-fVALUE", "-f=value", clustered switches ("-S0"), an
-// optional value for --inherit and any number of names for
-// --account-as-free. Everything after "--" is the command.
+// parseArgs reads nvisel's flags the way argparse does
+// (tool.NewArgparseArgs): "--flag value", "--flag=value", "-fVALUE",
+// "-f=value", clustered switches ("-S0"), an optional value for --inherit
+// and any number of names for --account-as-free. Everything after "--" is
+// the command.
 func parseArgs(args []string) (*options, error) {
 	p := &parser{o: &options{maxCount: -1, tolerance: 10, format: "uuid", sep: ",", terminator: "\n"}, count: -1}
 	o := p.o
-	args = append([]string(nil), args...)
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" {
-			o.command = args[i+1:]
-			if len(o.command) == 0 {
-				return nil, fmt.Errorf("--: no command after it")
-			}
-			break
-		}
-		name, val, hasVal := arg, "", false
-		if strings.HasPrefix(arg, "--") {
-			name, val, hasVal = strings.Cut(arg, "=")
-		} else if len(arg) > 2 && arg[0] == '-' && looksLikeFlag(arg) {
-			// A short flag with something attached: its value, or more switches.
-			name, val, hasVal = arg[:2], strings.TrimPrefix(arg[2:], "="), true
-			if f, ok := lookup(name); ok && f.arity == none && arg[2] != '=' {
-				args = append(args[:i+1], append([]string{"-" + arg[2:]}, args[i+1:]...)...)
-				hasVal = false
-			}
-		}
+	a := tool.NewArgparseArgs(args, looksLikeFlag, isSwitch)
+	for a.Next() {
+		name := a.Name()
 		f, ok := lookup(name)
 		if !ok {
-			if looksLikeFlag(arg) {
-				return nil, fmt.Errorf("unknown flag %q", arg)
+			if looksLikeFlag(a.Word()) {
+				return nil, fmt.Errorf("unknown flag %q", a.Word())
 			}
-			return nil, fmt.Errorf("unexpected argument %q (put a command after --)", arg)
+			return nil, fmt.Errorf("unexpected argument %q (put a command after --)", a.Word())
 		}
-		var vals []string
-		switch f.arity {
-		case none:
-			if hasVal {
-				return nil, fmt.Errorf("%s takes no value", name)
-			}
-		case one:
-			switch {
-			case hasVal:
-				vals = []string{val}
-			case i+1 < len(args) && args[i+1] != "--" && !looksLikeFlag(args[i+1]):
-				i++
-				vals = []string{args[i]}
-			default:
-				return nil, fmt.Errorf("%s needs a value", name)
-			}
-		case optional:
-			switch {
-			case hasVal:
-				vals = []string{val}
-			case i+1 < len(args) && args[i+1] != "--" && !looksLikeFlag(args[i+1]):
-				i++
-				vals = []string{args[i]}
-			}
-		case many:
-			if hasVal {
-				vals = []string{val}
-			}
-			for !hasVal && i+1 < len(args) && args[i+1] != "--" && !looksLikeFlag(args[i+1]) {
-				i++
-				vals = append(vals, args[i])
-			}
+		vals, err := f.arity.take(a)
+		if err != nil {
+			return nil, err
 		}
 		if err := p.set(f.names[len(f.names)-1], name, vals); err != nil {
 			return nil, err
 		}
+	}
+	if command, ok := a.Rest(); ok {
+		if len(command) == 0 {
+			return nil, fmt.Errorf("--: no command after it")
+		}
+		o.command = command
 	}
 	if len(p.sepFlags) > 1 {
 		return nil, fmt.Errorf("%s and %s exclude each other", p.sepFlags[0], p.sepFlags[1])
@@ -361,7 +342,7 @@ func (p *parser) set(key, name string, vals []string) error {
 		o.lockDir = v
 	case "--simulate":
 		if v == "" {
-			return fmt.Errorf("%s needs a preset name or a scenario file", name)
+			return tool.ErrNoSimulation
 		}
 		o.simulate = v
 	}

@@ -93,7 +93,7 @@ func fail(code int, format string, a ...any) error {
 func libraryFailure(err error) error {
 	switch {
 	case nvgo.IsNVMLUnavailable(err):
-		return fail(exitNoDriver, "no usable NVIDIA driver: %v (try --simulate dgx-h100)", err)
+		return &failure{exitNoDriver, tool.ExplainNoDriver(err)}
 	case errors.Is(err, nvgo.ErrInvalidArgument), errors.Is(err, context.DeadlineExceeded):
 		return fail(exitUsage, "%v", err)
 	case errors.Is(err, nvgo.ErrLockDir):
@@ -104,16 +104,12 @@ func libraryFailure(err error) error {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	o, err := parseArgs(args)
-	switch {
-	case errors.Is(err, errHelp):
-		fmt.Fprint(stdout, usage)
-		return exitOK
-	case errors.Is(err, errVersion):
+	if errors.Is(err, errVersion) {
 		fmt.Fprintln(stdout, "select", version())
 		return exitOK
-	case err != nil:
-		fmt.Fprintf(stderr, "select: %v (see select --help)\n", err)
-		return exitUsage
+	}
+	if code, done := tool.ArgsDone(err, usage, stdout, stderr, "select: %v (see select --help)\n"); done {
+		return code
 	}
 	code, err := o.run(stdout, stderr)
 	if err != nil {

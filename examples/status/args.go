@@ -4,13 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/examples/internal/tool"
 )
-
-var errHelp = errors.New("help")
 
 const usage = `usage: status [options]
 
@@ -68,117 +65,66 @@ func (o *options) readFields() nvgo.Fields {
 	return nvgo.FieldsAll
 }
 
-// parseArgs reads nvitop-style flags: a flag may take several values
-// ("--only 0 1") and may be repeated to add more ("--only 0 --only 1"),
-// "--flag=value" works for all, and --user's name is optional.
+// parseArgs reads nvitop-style flags (tool.CommonFlags): a flag may take several
+// values ("--only 0 1") and may be repeated to add more ("--only 0 --only
+// 1"), "--flag=value" works for all, and --user's name is optional.
 func parseArgs(args []string) (*options, error) {
 	o := &options{noColor: os.Getenv("NO_COLOR") != ""}
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		name, val, hasVal := strings.Cut(arg, "=")
-		valueFollows := func() bool { return i+1 < len(args) && !tool.IsFlag(args[i+1]) }
-		// values after a multi-value flag, up to the next flag
-		takeMany := func() []string {
-			if hasVal {
-				return []string{val}
-			}
-			var vals []string
-			for valueFollows() {
-				i++
-				vals = append(vals, args[i])
-			}
-			return vals
-		}
-		noValue := func() error {
-			if hasVal {
-				return fmt.Errorf("%s takes no value", name)
-			}
-			return nil
-		}
-		var err error
-		switch name {
-		case "-h", "--help":
-			return nil, errHelp
-		case "--only", "-o":
-			vals := takeMany()
-			if len(vals) == 0 {
-				return nil, fmt.Errorf("%s needs at least one GPU index", name)
-			}
-			if o.only, err = tool.AppendIndices(o.only, name, vals); err != nil {
-				return nil, err
-			}
-		case "--pid":
-			vals := takeMany()
-			if len(vals) == 0 {
-				return nil, fmt.Errorf("%s needs at least one PID", name)
-			}
-			if o.pids, err = tool.AppendIndices(o.pids, name, vals); err != nil {
-				return nil, err
-			}
-		case "--user", "-u":
-			o.userSet = true
-			if hasVal {
-				o.user = val
-			} else if valueFollows() {
-				i++
-				o.user = args[i]
-			}
-		case "--simulate":
-			switch {
-			case hasVal:
-				o.simulate = val
-			case valueFollows():
-				// "--simulate --json" is a missing value, not a file named
-				// "--json"; such a file can be given as ./--json
-				i++
-				o.simulate = args[i]
-			}
-			if o.simulate == "" {
-				return nil, fmt.Errorf("--simulate needs a preset name or a scenario file")
-			}
-		case "--compute", "-c":
-			err, o.compute = noValue(), true
-		case "--graphics", "-g":
-			err, o.graphics = noValue(), true
-		case "--ascii", "-U":
-			err, o.ascii = noValue(), true
-		case "--no-color":
-			err, o.noColor = noValue(), true
-		case "--json":
-			err, o.json = noValue(), true
-		case "--fields":
-			v := val
-			if !hasVal {
-				if !valueFollows() {
-					return nil, fmt.Errorf("--fields needs a list of field groups")
-				}
-				i++
-				v = args[i]
-			}
-			f, perr := nvgo.ParseFields(v)
-			if perr != nil {
-				return nil, fmt.Errorf("--fields: %w", perr)
-			}
-			if f == 0 {
-				return nil, fmt.Errorf("--fields needs a list of field groups")
-			}
-			o.fields = f
-		case "--only-visible":
-			err, o.onlyVisible = noValue(), true
-		default:
-			return nil, fmt.Errorf("unknown argument %q", arg)
-		}
-		if err != nil {
-			return nil, err
-		}
+	common := tool.CommonFlags{
+		Only: &o.only, OnlyVisible: &o.onlyVisible,
+		Compute: &o.compute, Graphics: &o.graphics, UserSet: &o.userSet, User: &o.user, PIDs: &o.pids,
+		ASCII: &o.ascii, NoColor: &o.noColor,
 	}
-	if o.fields != 0 && !o.json {
-		// the table shows what it shows: reading less would print N/A
-		return nil, fmt.Errorf("--fields applies to --json only")
-	}
-	if o.onlyVisible && len(o.only) > 0 {
-		// NVML indices and CUDA's list are two different selections
-		return nil, fmt.Errorf("--only and --only-visible cannot be used together")
+	if err := common.Parse(args, o.readFlag, o.check); err != nil {
+		return nil, err
 	}
 	return o, nil
+}
+
+// check checks status's own flags together.
+func (o *options) check() error {
+	if o.fields != 0 && !o.json {
+		// the table shows what it shows: reading less would print N/A
+		return fmt.Errorf("--fields applies to --json only")
+	}
+	return nil
+}
+
+// readFlag reads a flag that tool.CommonFlags leaves to status.
+func (o *options) readFlag(a *tool.Args) (err error) {
+	switch a.Name() {
+	case "--simulate":
+		// Not tool.CommonFlags.Simulate: a bare --simulate after one with
+		// a value keeps that value here, as it always has in status.
+		if v, ok := a.OptionalValue(); ok {
+			o.simulate = v
+		}
+		if o.simulate == "" {
+			err = tool.ErrNoSimulation
+		}
+	case "--json":
+		err, o.json = a.NoValue(), true
+	case "--fields":
+		o.fields, err = parseFields(a.OptionalValue())
+	default:
+		err = a.Unknown()
+	}
+	return err
+}
+
+// parseFields reads the value of --fields, if given: a list of field
+// groups, at least one.
+func parseFields(v string, given bool) (nvgo.Fields, error) {
+	errNone := errors.New("--fields needs a list of field groups")
+	if !given {
+		return 0, errNone
+	}
+	f, err := nvgo.ParseFields(v)
+	if err != nil {
+		return 0, fmt.Errorf("--fields: %w", err)
+	}
+	if f == 0 {
+		return 0, errNone
+	}
+	return f, nil
 }

@@ -49,35 +49,21 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	opts, err := parseArgs(args)
-	if errors.Is(err, errHelp) {
-		fmt.Fprint(stdout, usage)
-		return 0
+	if code, done := tool.ArgsDone(err, usage, stdout, stderr, "status: %v\n(see status --help)\n"); done {
+		return code
 	}
+	lib, sel, err := tool.OpenDevices(opts.simulate, false, opts.only, opts.onlyVisible)
 	if err != nil {
-		fmt.Fprintf(stderr, "status: %v\n(see status --help)\n", err)
-		return 2
-	}
-	lib, err := tool.Open(opts.simulate, false)
-	if err != nil {
+		if errors.Is(err, nvgo.ErrUndetermined) {
+			err = fmt.Errorf("%w; %s", err, undeterminedHint(err))
+		}
 		fmt.Fprintf(stderr, "status: %v\n", err)
-		return 1
+		return tool.ExitStatus(err)
 	}
 	defer lib.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sel, err := tool.ChooseDevices(lib, opts.only, opts.onlyVisible)
-	var bad tool.BadArgError
-	switch {
-	case errors.As(err, &bad):
-		fmt.Fprintf(stderr, "status: %v\n", err)
-		return 2
-	case errors.Is(err, nvgo.ErrUndetermined): // ErrOrderUndetermined too
-		fmt.Fprintf(stderr, "status: --only-visible: %v; %s\n", err, undeterminedHint(err))
-		return 3
-	case err != nil:
-		return fail(stderr, err)
-	}
 	if opts.onlyVisible && len(sel.Devices) == 0 {
 		return noVisibleDevice(lib, opts, stdout, stderr)
 	}
@@ -181,12 +167,10 @@ func jsonDeviceOf(d nvgo.DeviceSnapshot) jsonDevice {
 	return jd
 }
 
+// fail reports an error of the library in one line, explaining a missing
+// driver; exit status 1.
 func fail(stderr io.Writer, err error) int {
-	if nvgo.IsNVMLUnavailable(err) {
-		fmt.Fprintf(stderr, "status: no usable NVIDIA driver: %v (try --simulate dgx-h100)\n", err)
-		return 1
-	}
-	fmt.Fprintf(stderr, "status: %v\n", err)
+	fmt.Fprintf(stderr, "status: %v\n", tool.ExplainNoDriver(err))
 	return 1
 }
 

@@ -4,10 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/nvgo/nvgo/examples/internal/tool"
@@ -48,7 +46,7 @@ flags:
 %s
   -v                    debug logging (one line per interval written)
   -h, --help            show this help
-`, simulateHelp())
+`, tool.SimulateHelp("  --simulate NAME|FILE  ", "use", "or a scenario JSON file; its clock follows real time"))
 
 // reportUsage is "usagelog report --help".
 var reportUsage = fmt.Sprintf(`usage: usagelog report [--dir DIR] [--from DATE] [--to DATE] [--quota USER=HOURS,...] [--svg FILE]
@@ -72,18 +70,6 @@ flags:
   -h, --help            show this help
 `, maxDays)
 
-// simulateHelp is the help of --simulate, listing tool.PresetNames.
-func simulateHelp() string {
-	text := "use a fake GPU fleet (in a binary built with cgo only)"
-	if presets := tool.PresetNames(); len(presets) > 0 {
-		text = "use a fake GPU fleet: " + strings.Join(presets, ", ") + ", or a scenario JSON file; its clock follows real time"
-	}
-	return tool.WrapOption("  --simulate NAME|FILE  ", text)
-}
-
-// errHelp asks for the help on stdout.
-var errHelp = errors.New("help")
-
 // usageError is a bad argument: exit status 2.
 type usageError struct{ error }
 
@@ -106,34 +92,21 @@ type reportOptions struct {
 	legacyRow     time.Duration
 }
 
-// newFlagSet returns a FlagSet that reports errors to the caller only.
-func newFlagSet(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	return fs
-}
-
-// parse runs fs over args and rejects positional arguments.
+// parse runs fs over args (tool.ParseFlags): a bad argument is a
+// usageError.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
+	err := tool.ParseFlags(fs, args)
+	if err != nil && !errors.Is(err, tool.ErrHelp) {
 		return usageError{err}
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
-	}
-	return nil
+	return err
 }
 
 // logDir resolves --dir of fs, whose value is dir: the directory given, or
 // $HOME/gpu_stats (where the original service wrote) when the flag is not
 // given. An empty name given is a mistake, not a request for the default.
 func logDir(fs *flag.FlagSet, dir string) (string, error) {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "dir" })
+	given := tool.Given(fs, "dir")
 	switch {
 	case given && dir == "":
 		return "", usageError{errors.New("--dir: empty directory name")}
@@ -150,7 +123,7 @@ func logDir(fs *flag.FlagSet, dir string) (string, error) {
 // parseRunArgs reads the flags of "usagelog run".
 func parseRunArgs(args []string) (*runOptions, error) {
 	o := &runOptions{}
-	fs := newFlagSet("run")
+	fs := tool.NewFlagSet("run")
 	fs.StringVar(&o.dir, "dir", "", "")
 	fs.DurationVar(&o.interval, "interval", 5*time.Minute, "")
 	fs.DurationVar(&o.tick, "tick", time.Second, "")
@@ -180,7 +153,7 @@ func parseRunArgs(args []string) (*runOptions, error) {
 func parseReportArgs(args []string) (*reportOptions, error) {
 	o := &reportOptions{}
 	var quota string
-	fs := newFlagSet("report")
+	fs := tool.NewFlagSet("report")
 	fs.StringVar(&o.dir, "dir", "", "")
 	fs.StringVar(&o.from, "from", "", "")
 	fs.StringVar(&o.to, "to", "", "")

@@ -39,7 +39,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -114,28 +113,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // isHelp reports whether arg asks for the help.
 func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
 
-// argsDone handles the result of parsing cmd's flags: the help (help) on
-// stdout, or a bad argument in one line.
+// argsDone handles the result of parsing cmd's flags (tool.ArgsDone): the
+// help (help) on stdout, or a bad argument in one line as badUsage writes
+// it.
 func argsDone(err error, cmd, help string, stdout, stderr io.Writer) (int, bool) {
-	switch {
-	case errors.Is(err, errHelp):
-		fmt.Fprint(stdout, help)
-		return exitOK, true
-	case err != nil:
-		return badUsage(stderr, cmd, err), true
-	}
-	return 0, false
+	return tool.ArgsDone(err, help, stdout, stderr, badArgs, helpFor(cmd))
 }
 
 // badUsage reports a bad argument of cmd ("" for none) as the other tools
 // do: "usagelog: ERROR", then where the help is; exit status 2.
 func badUsage(stderr io.Writer, cmd string, err error) int {
-	help := "usagelog --help"
-	if cmd != "" {
-		help = "usagelog " + cmd + " --help"
-	}
-	fmt.Fprintf(stderr, "usagelog: %v\n(see %s)\n", err, help)
+	fmt.Fprintf(stderr, badArgs, err, helpFor(cmd))
 	return exitUsage
+}
+
+// badArgs is the format of a bad argument's line: the error, then where
+// the help is.
+const badArgs = "usagelog: %v\n(see %s)\n"
+
+// helpFor is how to ask for cmd's help ("" for usagelog's own).
+func helpFor(cmd string) string {
+	if cmd == "" {
+		return "usagelog --help"
+	}
+	return "usagelog " + cmd + " --help"
 }
 
 // runLog is "usagelog run".
@@ -146,15 +147,12 @@ func runLog(ctx context.Context, o *runOptions, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	// A simulation's clock follows real time; its processes have owners.
-	lib, err := tool.Open(o.simulate, true, nvgo.WithLogger(log))
+	lib, err := tool.OpenAvailable(o.simulate, true, nvgo.WithLogger(log))
 	if err != nil {
 		fmt.Fprintf(stderr, "usagelog: %v\n", err)
 		return exitError
 	}
 	defer lib.Close()
-	if err := lib.Available(); err != nil {
-		return driverFailure(stderr, err)
-	}
 	err = logUsage(ctx, lib, logConfig{
 		dir: o.dir, interval: o.interval, tick: o.tick,
 		loc: time.Local, log: log,
@@ -165,13 +163,10 @@ func runLog(ctx context.Context, o *runOptions, stderr io.Writer) int {
 	return exitOK
 }
 
-// driverFailure reports err in one line; exit status 1.
+// driverFailure reports err in one line, explaining a missing driver;
+// exit status 1.
 func driverFailure(stderr io.Writer, err error) int {
-	if nvgo.IsNVMLUnavailable(err) {
-		fmt.Fprintf(stderr, "usagelog: no usable NVIDIA driver: %v (try --simulate dgx-h100)\n", err)
-		return exitError
-	}
-	fmt.Fprintf(stderr, "usagelog: %v\n", err)
+	fmt.Fprintf(stderr, "usagelog: %v\n", tool.ExplainNoDriver(err))
 	return exitError
 }
 

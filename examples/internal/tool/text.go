@@ -173,3 +173,15 @@ func WrapOption(head, text string) string {
 	b.WriteString(line)
 	return b.String()
 }
+
+// SimulateHelp formats the --simulate option of a --help as WrapOption
+// does, listing PresetNames: "VERB a fake GPU fleet: dgx-a100, …, FILES",
+// where files says what else it takes ("or a scenario file"). Without cgo
+// there are no presets, and it says so.
+func SimulateHelp(head, verb, files string) string {
+	text := verb + " a fake GPU fleet (in a binary built with cgo only)"
+	if presets := PresetNames(); len(presets) > 0 {
+		text = verb + " a fake GPU fleet: " + strings.Join(presets, ", ") + ", " + files
+	}
+	return WrapOption(head, text)
+}

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"strings"
 	"testing"
 	"unicode"
 )
@@ -25,6 +26,29 @@ func TestRuneWidthFastPathAgreesWithTheRule(t *testing.T) {
 	}{{'a', 1}, {'é', 1}, {0x301, 0}, {0x200b, 0}, {'日', 2}, {'🚀', 2}, {'│', 1}} {
 		if got := runeWidth(tt.r); got != tt.want {
 			t.Errorf("runeWidth(%U) = %d, want %d", tt.r, got, tt.want)
+		}
+	}
+}
+
+func TestSimulateHelpListsThePresetsWithinTheHelpWidth(t *testing.T) {
+	head := "  --simulate NAME|FILE  "
+	got := SimulateHelp(head, "serve", "or a scenario JSON file")
+	if !strings.HasPrefix(got, head+"serve a fake GPU fleet") {
+		t.Errorf("SimulateHelp = %q; want it to start with the option and the verb", got)
+	}
+	flat := strings.Join(strings.Fields(got), " ") // unwrapped
+	want := []string{"(in a binary built with cgo only)"}
+	if presets := PresetNames(); len(presets) > 0 {
+		want = []string{strings.Join(presets, ", ") + ", or a scenario JSON file"}
+	}
+	for _, w := range want {
+		if !strings.Contains(flat, w) {
+			t.Errorf("SimulateHelp = %q; want %q in it", got, w)
+		}
+	}
+	for _, line := range strings.Split(got, "\n") {
+		if DisplayWidth(line) > HelpWidth {
+			t.Errorf("line %q is wider than %d", line, HelpWidth)
 		}
 	}
 }
