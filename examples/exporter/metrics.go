@@ -33,6 +33,7 @@ var dcgmNames = map[string]string{
 	"memory_temperature":                    "DCGM_FI_DEV_MEMORY_TEMP",
 	"fan_speed":                             "DCGM_FI_DEV_FAN_SPEED",
 	"power_usage":                           "DCGM_FI_DEV_POWER_USAGE",
+	"power_limit":                           "DCGM_FI_DEV_POWER_MGMT_LIMIT",
 	"default_power_limit":                   "DCGM_FI_DEV_POWER_MGMT_LIMIT_DEF",
 	"total_energy_consumption":              "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
 	"sm_clock":                              "DCGM_FI_DEV_SM_CLOCK",

@@ -138,6 +138,8 @@ func TestDCGMFamiliesHaveDCGMNamesUnitsAndLabels(t *testing.T) {
 		{"DCGM_FI_DEV_GPU_TEMP", dto.MetricType_GAUGE, 61},
 		{"DCGM_FI_DEV_MEMORY_TEMP", dto.MetricType_GAUGE, 64}, // the fake's HBM: the core plus 3
 		{"DCGM_FI_DEV_POWER_USAGE", dto.MetricType_GAUGE, 412.5},
+		{"DCGM_FI_DEV_POWER_MGMT_LIMIT", dto.MetricType_GAUGE, 700},
+		{"DCGM_FI_DEV_POWER_MGMT_LIMIT_DEF", dto.MetricType_GAUGE, math.NaN()},
 		{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", dto.MetricType_COUNTER, math.NaN()},
 		{"DCGM_FI_DEV_SM_CLOCK", dto.MetricType_GAUGE, 1755},
 		{"DCGM_FI_DEV_MEM_CLOCK", dto.MetricType_GAUGE, 2619},
