@@ -105,10 +105,11 @@ const (
 // errors.Is(err, ErrGPULost) says that a GPU fell off the bus.
 type DeviceErrors []DeviceError
 
-// DeviceError is one GPU that could not be read.
+// DeviceError is one GPU (or MIG device) that was left out, and why.
 type DeviceError struct {
-	Index int   // the GPU's NVML index
-	Err   error // why
+	Index int    // the GPU's NVML index (the parent's, for a MIG device)
+	UUID  string // the device's UUID, where it is known and matters
+	Err   error  // why
 }
 
 func (e DeviceErrors) Error() string {
@@ -117,7 +118,11 @@ func (e DeviceErrors) Error() string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "GPU %d left out: %v", d.Index, d.Err)
+		if d.UUID != "" {
+			fmt.Fprintf(&b, "GPU %d (%s) left out: %v", d.Index, d.UUID, d.Err)
+		} else {
+			fmt.Fprintf(&b, "GPU %d left out: %v", d.Index, d.Err)
+		}
 	}
 	return b.String()
 }

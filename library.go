@@ -66,8 +66,19 @@ type Option func(*options)
 // (default DefaultCacheTTL). Zero or negative disables the cache.
 func WithCacheTTL(d time.Duration) Option { return func(o *options) { o.cacheTTL = d } }
 
-// WithLogger sets the logger for debug messages (default slog.Default()).
+// WithLogger sets the logger for the Library's debug messages. Without it
+// the Library logs nothing: whatever a caller must know (a GPU left out of a
+// selection, say) is in the result, not in a log.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// discardHandler is a slog.Handler that drops every record (slog has one of
+// its own only from Go 1.24).
+type discardHandler struct{}
+
+func (discardHandler) Enabled(context.Context, slog.Level) bool  { return false }
+func (discardHandler) Handle(context.Context, slog.Record) error { return nil }
+func (d discardHandler) WithAttrs([]slog.Attr) slog.Handler      { return d }
+func (d discardHandler) WithGroup(string) slog.Handler           { return d }
 
 // WithClock sets the clock of the Library's time-keeping (default
 // SystemClock()): the timestamps of snapshots, how long a snapshot serves
@@ -91,7 +102,7 @@ func Open(opts ...Option) (*Library, error) {
 		opt(&o)
 	}
 	if o.log == nil {
-		o.log = slog.Default()
+		o.log = slog.New(discardHandler{})
 	}
 	if o.clock == nil {
 		o.clock = SystemClock()

@@ -3,8 +3,10 @@
 package nvgo_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +21,7 @@ import (
 func TestALostGPUStopsNothing(t *testing.T) {
 	for _, when := range []string{"before first use", "after first use"} {
 		t.Run(when, func(t *testing.T) {
+			logged := captureDefaultLog(t)
 			lib, fleet := openFleet(t, "dgx-h100")
 			idle(fleet) // every GPU free: ties go to the highest index, GPU 7
 			if when == "after first use" {
@@ -45,9 +48,11 @@ func TestALostGPUStopsNothing(t *testing.T) {
 				t.Fatalf("LeafDevices gave %d devices; want the 7 readable GPUs", len(leaves))
 			}
 
+			// What was left out is in the result, and nothing is logged.
 			got, err := lib.SelectDevices(ctx, nvgo.WithCount(1))
-			if err != nil || len(got) != 1 || got[0].Index() != 6 {
-				t.Errorf("SelectDevices(1) = %v, %v; want GPU 6", indices(got), err)
+			if len(got) != 1 || got[0].Index() != 6 || errors.Is(err, nvgo.ErrTooFewDevices) ||
+				unread != nil && (!errors.As(err, &unread) || unread[0].Index != 7) {
+				t.Errorf("SelectDevices(1) = %v, %v; want GPU 6, with GPU 7 named if it was left out", indices(got), err)
 			}
 			r, err := lib.ReserveDevices(ctx, nvgo.WithCount(2), nvgo.WithLockDir(t.TempDir()))
 			if err != nil {
@@ -56,6 +61,12 @@ func TestALostGPUStopsNothing(t *testing.T) {
 			defer r.Release()
 			if want := fleet.GPU(6).UUID() + "," + fleet.GPU(5).UUID(); r.CUDAVisibleDevices() != want {
 				t.Errorf("reserved %s; want GPUs 6 and 5", r.CUDAVisibleDevices())
+			}
+			if left := r.LeftOut(); len(left) != len(unread) || unread != nil && (left[0].Index != 7 || !errors.Is(left[0].Err, nvgo.ErrGPULost)) {
+				t.Errorf("Reservation.LeftOut() = %v; want %v", left, unread)
+			}
+			if logged.Len() > 0 {
+				t.Errorf("the library wrote to slog.Default, unasked:\n%s", logged)
 			}
 
 			// CUDA's list: undetermined while the lost GPU may count, with
@@ -82,6 +93,33 @@ func TestALostGPUStopsNothing(t *testing.T) {
 	}
 }
 
+// captureDefaultLog points slog.Default at a buffer until the test ends.
+func captureDefaultLog(t *testing.T) *bytes.Buffer {
+	t.Helper()
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	return &buf
+}
+
+// A library logs only to the logger it was given: given one, the GPU left
+// out of a selection is a debug message there.
+func TestSelectLogsOnlyWhereTold(t *testing.T) {
+	var buf bytes.Buffer
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"}, fakegpu.GPUSpec{Model: "h100"})
+	fleet.GPU(1).Lose()
+	lib := openOn(t, fleet, nvgo.WithLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	got, err := lib.SelectDevices(context.Background(), nvgo.WithCount(1))
+	var unread nvgo.DeviceErrors
+	if !slices.Equal(indices(got), []int{0}) || !errors.As(err, &unread) || len(unread) != 1 || unread[0].Index != 1 {
+		t.Fatalf("SelectDevices(1) = %v, %v; want GPU 0 and a DeviceErrors naming GPU 1", indices(got), err)
+	}
+	if !strings.Contains(buf.String(), "level=DEBUG") || !strings.Contains(buf.String(), "GPU 1 left out") {
+		t.Errorf("the logger given got %q; want a debug message naming GPU 1", buf.String())
+	}
+}
+
 // A scenario with a lost GPU behaves the same.
 func TestALostGPUInAScenarioStopsNothing(t *testing.T) {
 	fleet, err := fakegpu.ParseScenario([]byte(`{"gpus": [{"model": "h100"}, {"model": "h100"}, {"model": "h100", "lost": true}]}`))
@@ -90,7 +128,7 @@ func TestALostGPUInAScenarioStopsNothing(t *testing.T) {
 	}
 	lib := openOn(t, fleet)
 	got, err := lib.SelectDevices(context.Background(), nvgo.WithCount(2))
-	if err != nil || !slices.Equal(indices(got), []int{1, 0}) {
+	if !slices.Equal(indices(got), []int{1, 0}) || errors.Is(err, nvgo.ErrTooFewDevices) {
 		t.Errorf("SelectDevices(2) = %v, %v; want GPUs 1 and 0", indices(got), err)
 	}
 }

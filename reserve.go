@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -98,6 +99,7 @@ func (o *selectOptions) reserved(d *Device) bool {
 // Reservation is safe for concurrent use.
 type Reservation struct {
 	devices []*Device
+	leftOut DeviceErrors
 	mu      sync.Mutex
 	locks   []*reserve.Lock
 }
@@ -137,7 +139,7 @@ func (l *Library) ReserveDevices(ctx context.Context, opts ...SelectOption) (*Re
 		n = min(n, limit)
 	}
 	if n < o.minCount {
-		return nil, fmt.Errorf("nvgo: %d of %d devices wanted satisfy the constraints: %w", n, o.minCount, ErrTooFewDevices)
+		return nil, o.withUnread(fmt.Errorf("nvgo: %d of %d devices wanted satisfy the constraints: %w", n, o.minCount, ErrTooFewDevices))
 	}
 	byUUID := make(map[string]*Device, len(devs))
 	keys := make([]string, 0, len(devs))
@@ -151,7 +153,7 @@ func (l *Library) ReserveDevices(ctx context.Context, opts ...SelectOption) (*Re
 	}
 	want := n // at least o.minCount, checked above
 	if want == 0 {
-		return &Reservation{}, nil
+		return &Reservation{leftOut: o.unread}, nil
 	}
 	if testHookBeforeLock != nil {
 		testHookBeforeLock()
@@ -165,9 +167,13 @@ func (l *Library) ReserveDevices(ctx context.Context, opts ...SelectOption) (*Re
 		return c.passes
 	}
 	var locks []*reserve.Lock
+	var unusable DeviceErrors
 	for attempt := 1; ; attempt++ {
+		unusable = unusable[:0]
 		locks, err = reserve.TryLockFirst(dir, keys, want, accept, func(uuid string, err error) {
-			l.log.Warn("nvgo: a GPU left out of the reservation: its lock file cannot be locked", "uuid", uuid, "err", err)
+			l.log.Debug("nvgo: a device left out of the reservation: its lock file cannot be locked", "uuid", uuid, "err", err)
+			unusable = append(unusable, DeviceError{Index: byUUID[uuid].Index(), UUID: uuid,
+				Err: fmt.Errorf("its lock file cannot be locked: %w", err)})
 		})
 		var short *reserve.ShortError
 		if !errors.As(err, &short) || short.Busy == 0 || short.Free+short.Busy < want ||
@@ -180,11 +186,11 @@ func (l *Library) ReserveDevices(ctx context.Context, opts ...SelectOption) (*Re
 			return nil, ctxErr
 		}
 		if errors.Is(err, reserve.ErrNotEnough) {
-			return nil, fmt.Errorf("nvgo: reserving %d devices: %w (%w)", want, ErrTooFewDevices, err)
+			return nil, o.withUnread(errors.Join(fmt.Errorf("nvgo: reserving %d devices: %w (%w)", want, ErrTooFewDevices, err), unusable.orNil()))
 		}
 		return nil, fmt.Errorf("nvgo: reserving devices: %w", err)
 	}
-	r := &Reservation{locks: locks}
+	r := &Reservation{locks: locks, leftOut: append(slices.Clip(o.unread), unusable...)}
 	for _, lk := range locks {
 		r.devices = append(r.devices, byUUID[lk.Key()])
 	}
@@ -193,6 +199,12 @@ func (l *Library) ReserveDevices(ctx context.Context, opts ...SelectOption) (*Re
 
 // Devices returns the reserved devices, best first.
 func (r *Reservation) Devices() []*Device { return r.devices }
+
+// LeftOut names the devices that could not be considered, each with why:
+// GPUs that could not be read, and devices whose lock file cannot be locked
+// (a FIFO or a symbolic link planted at its path, say). It is empty when
+// every device was considered. The reservation stands without them.
+func (r *Reservation) LeftOut() DeviceErrors { return r.leftOut }
 
 // CUDAVisibleDevices returns the value of CUDA_VISIBLE_DEVICES that gives a
 // job exactly the reserved devices: their UUIDs, which mean the same devices

@@ -34,7 +34,8 @@ type selectOptions struct {
 	unsorted      bool
 	window        time.Duration
 	lockDir       string
-	lockDirReady  bool // lockDir was resolved and prepared
+	lockDirReady  bool         // lockDir was resolved and prepared
+	unread        DeviceErrors // GPUs left out of the default candidates
 }
 
 // WithCandidates limits the choice to devs (default: every leaf device, i.e.
@@ -126,7 +127,10 @@ type candidate struct {
 // from R570, one compute instance per GPU instance.
 //
 // With fewer than the minimum count it returns the devices found and an
-// error matching ErrTooFewDevices.
+// error matching ErrTooFewDevices. A GPU that cannot be read (one that fell
+// off the bus, say) satisfies no constraint: the devices are chosen among
+// the others and returned all the same, with a DeviceErrors (found with
+// errors.As) that names it, as LeafDevices does. It writes no log.
 func (l *Library) SelectDevices(ctx context.Context, opts ...SelectOption) ([]*Device, error) {
 	o, err := l.selectOptions(opts)
 	if err != nil {
@@ -138,9 +142,21 @@ func (l *Library) SelectDevices(ctx context.Context, opts ...SelectOption) ([]*D
 	}
 	out := l.pick(o, cands)
 	if len(out) < o.minCount {
-		return out, fmt.Errorf("nvgo: %d of %d devices wanted satisfy the constraints: %w", len(out), o.minCount, ErrTooFewDevices)
+		err = fmt.Errorf("nvgo: %d of %d devices wanted satisfy the constraints: %w", len(out), o.minCount, ErrTooFewDevices)
 	}
-	return out, nil
+	return out, o.withUnread(err)
+}
+
+// withUnread adds the GPUs left out of the candidates to err, which may be
+// nil.
+func (o *selectOptions) withUnread(err error) error {
+	if len(o.unread) == 0 {
+		return err
+	}
+	if err == nil {
+		return o.unread
+	}
+	return errors.Join(err, o.unread)
 }
 
 func (l *Library) selectOptions(opts []SelectOption) (*selectOptions, error) {
@@ -169,12 +185,12 @@ func (l *Library) selectOptions(opts []SelectOption) (*selectOptions, error) {
 		if err != nil && !errors.As(err, &unread) {
 			return nil, err
 		}
+		// A GPU that cannot be read satisfies no constraint: choose among
+		// the others, and say in the result which were left out.
+		o.candidates, o.unread = devs, unread
 		if unread != nil {
-			// A GPU that cannot be read satisfies no constraint: choose
-			// among the others, and say which were left out.
-			l.log.Warn("nvgo: choosing among the GPUs that can be read", "left_out", unread.Error())
+			l.log.Debug("nvgo: choosing among the GPUs that can be read", "left_out", unread.Error())
 		}
-		o.candidates = devs
 	}
 	return o, nil
 }

@@ -31,12 +31,14 @@ func (o *options) runCommand(ctx context.Context, lib *nvgo.Library, opts []nvgo
 		opts = append(opts, nvgo.WithMaxCount(0))
 	}
 	r, err := lib.ReserveDevices(ctx, opts...)
+	err = warnLeftOut(stderr, err)
 	if errors.Is(err, nvgo.ErrTooFewDevices) {
 		return 0, fail(exitTooFew, "not enough devices: fewer than %d are unreserved and satisfy the constraints; %s not started", o.minCount, name)
 	} else if err != nil {
 		return 0, libraryFailure(err)
 	}
 	defer r.Release()
+	warnLeftOut(stderr, r.LeftOut())
 
 	cmd := r.Command(context.Background(), name, o.command[1:]...)
 	if cmd.Err != nil { // not found in $PATH

@@ -45,7 +45,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/user"
 	"runtime/debug"
@@ -123,26 +122,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// warnings is the library's logger: its warnings (a GPU left out because it
-// fell off the bus, say) go to stderr as "select: warning: …" lines.
-func warnings(stderr io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{
-		Level: slog.LevelWarn,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			switch {
-			case len(groups) > 0:
-			case a.Key == slog.TimeKey:
-				return slog.Attr{}
-			case a.Key == slog.LevelKey:
-				return slog.String("select", "warning")
-			}
-			return a
-		},
-	}))
+// warnLeftOut says which devices a selection left out and why, one
+// "select: warning: …" line each, and returns err without them: what
+// remains is an error only if something else went wrong.
+func warnLeftOut(stderr io.Writer, err error) error {
+	var left nvgo.DeviceErrors
+	if !errors.As(err, &left) {
+		return err
+	}
+	for _, d := range left {
+		fmt.Fprintf(stderr, "select: warning: %v\n", nvgo.DeviceErrors{d})
+	}
+	if _, only := err.(nvgo.DeviceErrors); only {
+		return nil
+	}
+	return err
 }
 
 func (o *options) run(stdout, stderr io.Writer) (int, error) {
-	lib, err := tool.Open(o.simulate, false, nvgo.WithLogger(warnings(stderr)))
+	lib, err := tool.Open(o.simulate, false)
 	if err != nil {
 		return 0, &failure{exitNoDriver, err}
 	}
@@ -222,6 +220,7 @@ func (o *options) print(ctx context.Context, lib *nvgo.Library, opts []nvgo.Sele
 	var err error
 	if !none {
 		devs, err = lib.SelectDevices(ctx, append(opts, nvgo.WithoutReserved())...)
+		err = warnLeftOut(stderr, err)
 	}
 	tooFew := errors.Is(err, nvgo.ErrTooFewDevices) || none && o.minCount > 0
 	if err != nil && !tooFew {
