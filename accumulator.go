@@ -347,7 +347,7 @@ func (g *gpuAccum) sample(now time.Time) (exited []ProcessCounters) {
 
 // fail records a tick at which the GPU could not be read at all.
 func (g *gpuAccum) fail(err error) {
-	g.c.Err = err
+	g.c.Err, g.c.ProcessesErr = err, err
 	r := ReasonOf(err)
 	g.c.GPUUtilization.Last = NA[Percent](r, err)
 	g.c.MemoryUtilization.Last = NA[Percent](r, err)
@@ -394,10 +394,12 @@ type seenProcess struct {
 // those that left.
 func (g *gpuAccum) processes(r *passReader, now time.Time) []ProcessCounters {
 	list, err := listProcesses(r, g.d.lib.hosts, g.list)
+	g.c.ProcessesErr = err
 	if err != nil {
 		// The lists cannot be read: nobody is known to have left.
 		return nil
 	}
+	g.c.ProcessSamples++
 	g.list = list
 	if g.seen == nil {
 		g.seen = map[uint32]seenProcess{}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
@@ -355,6 +356,45 @@ func TestAccumulatorLostGPU(t *testing.T) {
 	if !errors.Is(g1.Err, nvgo.ErrGPULost) || g1.Samples != 2 || sumOf(t, g1.GPUUtilization.Sum) != 120 || g1.GPUUtilization.Last.Reason() != nvgo.GPULost {
 		t.Errorf("lost GPU 1: err %v, samples %d, sum %v, last %v; want ErrGPULost, 2, 120, N/A (GPU lost)",
 			g1.Err, g1.Samples, g1.GPUUtilization.Sum, g1.GPUUtilization.Last)
+	}
+}
+
+// A GPU whose process lists fail while its readings do not says so: "no
+// processes" is never confused with "could not list them", and the
+// interval counts the ticks whose lists were read.
+func TestAccumulatorProcessListFailure(t *testing.T) {
+	fleet := twoH100()
+	g1 := fleet.GPU(1)
+	must(t, g1.StartProcess(fakegpu.Process{PID: 200, UsedMemory: 1 << 30}))
+	r := startRig(t, fleet)
+	first := r.tick(time.Second)
+	g1.Fail("processes", nvml.ERROR_UNKNOWN)
+	r.tick(time.Second)
+	failed := r.tick(time.Second)
+	g := gpuOf(t, failed, 1)
+	if g.Err != nil || !errors.Is(g.ProcessesErr, nvgo.ReturnUnknown) || g.Samples != 4 || g.ProcessSamples != 2 {
+		t.Errorf("lists failing: err %v, processes err %v, samples %d, process samples %d; want nil, UNKNOWN, 4, 2",
+			g.Err, g.ProcessesErr, g.Samples, g.ProcessSamples)
+	}
+	if len(g.Processes) != 1 || g.Processes[0].PID != 200 || len(g.Exited) != 0 {
+		t.Errorf("processes %v, exited %v; want PID 200 kept and nobody exited", g.Processes, g.Exited)
+	}
+	iv, err := nvgo.Delta(first, failed)
+	must(t, err)
+	if gi := iv.GPU(1); gi == nil || gi.ProcessSamples != 0 || gi.Samples != 2 || gi.ProcessesErr == nil {
+		t.Errorf("interval GPU 1: %+v; want 2 samples, 0 process samples and the error", gi)
+	}
+	if g0 := gpuOf(t, failed, 0); g0.ProcessesErr != nil || g0.ProcessSamples != g0.Samples {
+		t.Errorf("GPU 0: processes err %v, process samples %d of %d; want nil and all", g0.ProcessesErr, g0.ProcessSamples, g0.Samples)
+	}
+
+	g1.Fail("processes", nvml.SUCCESS)
+	if g := gpuOf(t, r.tick(time.Second), 1); g.ProcessesErr != nil || g.ProcessSamples != 3 {
+		t.Errorf("lists back: processes err %v, process samples %d; want nil, 3", g.ProcessesErr, g.ProcessSamples)
+	}
+	g1.Lose()
+	if g := gpuOf(t, r.tick(time.Second), 1); !errors.Is(g.ProcessesErr, nvgo.ErrGPULost) {
+		t.Errorf("lost GPU: processes err %v; want ErrGPULost", g.ProcessesErr)
 	}
 }
 

@@ -134,6 +134,15 @@ type GPUCounters struct {
 	// nil when it could. The counters keep what they had.
 	Err error
 
+	// ProcessSamples is how many ticks read the GPU's process lists; fewer
+	// than Samples when the lists failed while the GPU's readings did not.
+	ProcessSamples uint64
+	// ProcessesErr is why the latest tick could not read the process lists
+	// (the GPU's own error when Err is set); nil when it could. Processes
+	// then still holds those of the latest tick that could: "no processes"
+	// and "could not list them" are told apart by this, never by an empty
+	// list.
+	ProcessesErr error
 	// Processes are those on the GPU at the latest tick, by PID.
 	Processes []ProcessCounters
 	// Exited are the processes that left the GPU since the previous read,
@@ -235,6 +244,12 @@ type GPUInterval struct {
 	MemoryUsed        Value[Bytes]
 	MemoryTotal       Value[Bytes]
 	Err               error
+	// ProcessSamples is how many ticks in the interval read the process
+	// lists; below Samples, the processes' figures miss the other ticks.
+	// ProcessesErr is the latest tick's error reading them (see
+	// GPUCounters.ProcessesErr).
+	ProcessSamples uint64
+	ProcessesErr   error
 	// Processes holds every process seen in the interval, those that
 	// exited in it included (Exited set), by PID.
 	Processes []ProcessInterval
@@ -305,6 +320,8 @@ func gpuDelta(p, c GPUCounters) GPUInterval {
 		MemoryUsed:        memDelta(p.MemoryUsed, c.MemoryUsed),
 		MemoryTotal:       c.MemoryTotal,
 		Err:               c.Err,
+		ProcessSamples:    c.ProcessSamples - p.ProcessSamples,
+		ProcessesErr:      c.ProcessesErr,
 	}
 	if n := len(c.Processes) + len(c.Exited); n > 0 {
 		out.Processes = make([]ProcessInterval, 0, n)
