@@ -70,6 +70,10 @@ func ExtraFiles(locks []*Lock) []*os.File {
 	return files
 }
 
+// testHookAfterOpen, when set by a test, runs between TryLock's open and its
+// flock: where another process may replace the file.
+var testHookAfterOpen func()
+
 // maxReopen bounds how often TryLock starts over when the lock file is
 // replaced between its open and its flock.
 const maxReopen = 8
@@ -93,6 +97,9 @@ func TryLock(dir, key string) (*Lock, error) {
 		f, writable, err := openLockFile(path)
 		if err != nil {
 			return nil, unusable(err)
+		}
+		if testHookAfterOpen != nil {
+			testHookAfterOpen()
 		}
 		busy, err := tryFlock(f, true)
 		if busy {

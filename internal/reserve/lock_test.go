@@ -73,18 +73,76 @@ func TestUnlockIsIdempotent(t *testing.T) {
 	}
 }
 
+// Unlocks racing on one Lock close its file once: each returns nil (a second
+// close would say "file already closed"), and the key is free after.
 func TestConcurrentUnlockIsSafe(t *testing.T) {
-	l := mustLock(t, t.TempDir(), testKey)
-	done := make(chan struct{})
-	for range 4 {
+	dir := t.TempDir()
+	l := mustLock(t, dir, testKey)
+	const racers = 8
+	errs := make(chan error, racers)
+	start := make(chan struct{})
+	for range racers {
 		go func() {
-			defer func() { done <- struct{}{} }()
+			<-start
 			_ = l.File()
-			_ = l.Unlock()
+			errs <- l.Unlock()
 		}()
 	}
-	for range 4 {
-		<-done
+	close(start)
+	for range racers {
+		if err := <-errs; err != nil {
+			t.Errorf("a concurrent Unlock: %v", err)
+		}
+	}
+	if l.File() != nil {
+		t.Error("File() after the Unlocks is not nil")
+	}
+	mustLock(t, dir, testKey) // released, so free to take again
+}
+
+// A lock file replaced between TryLock's open and its flock guards nothing
+// (the next launcher opens the new file): TryLock starts over on the file
+// now at the path, so a second TryLock finds the key busy.
+func TestTryLockRetriesWhenTheFileIsReplaced(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, testKey+lockSuffix)
+	replaced := 0
+	testHookAfterOpen = func() {
+		if replaced == 0 {
+			replaced++
+			if err := os.Remove(path); err != nil {
+				t.Error(err)
+			}
+			if err := os.WriteFile(path, nil, 0o666); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(func() { testHookAfterOpen = nil })
+	l := mustLock(t, dir, testKey)
+	testHookAfterOpen = nil
+	if replaced != 1 {
+		t.Fatalf("the hook replaced the file %d times; want 1", replaced)
+	}
+	if ok, err := stillLinked(l.File(), path); err != nil || !ok {
+		t.Errorf("the lock is on a file no longer at %s (linked %v, %v)", path, ok, err)
+	}
+	wantBusy(t, dir, testKey)
+}
+
+// A lock file that keeps being replaced is an error, not a loop forever.
+func TestTryLockGivesUpOnAFileThatKeepsBeingReplaced(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, testKey+lockSuffix)
+	testHookAfterOpen = func() {
+		_ = os.Remove(path)
+	}
+	t.Cleanup(func() { testHookAfterOpen = nil })
+	if l, err := TryLock(dir, testKey); err == nil || !strings.Contains(err.Error(), "keeps being replaced") {
+		if l != nil {
+			_ = l.Unlock()
+		}
+		t.Fatalf("TryLock = %v; want an error saying the file keeps being replaced", err)
 	}
 }
 

@@ -70,6 +70,20 @@ func TestSampleCursorFirstRead(t *testing.T) {
 				t.Errorf("read = %v from %d, %v; want %v from 0", stamps(got), from, err, tt.want)
 			}
 		})
+		// A first read that fails is no first read: the one that
+		// succeeds after it still follows the first-read rule.
+		t.Run(tt.name+", after a failed read", func(t *testing.T) {
+			b := &buffer{samples: tt.held, err: errors.New("driver busy")}
+			c := cursor[nvmlx.Sample]{rules: rules{first: tt.first}}
+			if _, _, err := c.read(time.Unix(99, 0), b.fetch); err == nil {
+				t.Fatal("the failing read succeeded")
+			}
+			b.err = nil
+			got, from, err := c.read(time.Unix(100, 0), b.fetch)
+			if err != nil || from != 0 || !slices.Equal(stamps(got), tt.want) {
+				t.Errorf("read after a failure = %v from %d, %v; want %v from 0", stamps(got), from, err, tt.want)
+			}
+		})
 	}
 }
 
