@@ -40,7 +40,7 @@ const DefaultCollectorInterval = time.Second
 //	pid:<p>/gpu:<i>/gpu_memory (MiB), gpu_memory_percent (%),
 //	  gpu_memory_utilization (%), gpu_sm_utilization (%)
 //
-// A MIG device is "gpu:<GPU index>:<MIG index>" (as examples/status labels it
+// A MIG device is "gpu:<GPU index>:<MIG index>" (as nvgo-status labels it
 // "0:1"); what NVML keeps only per GPU is N/A there. The load averages are
 // the raw averages, not percentages. Processes count only when they are one
 // of the root processes (WithRootPIDs; by default this process) or descend

@@ -1,8 +1,9 @@
 module github.com/nvgo/nvgo/examples
 
-// The tools (status, select, atopgpud, usagelog, monitor, exporter) are a
-// module of their own, so that a program importing the library is not
-// forced onto their dependencies (a TUI, Prometheus) nor their Go release.
+// The tools (nvgo-status, nvgo-select, atopgpud, nvgo-usagelog,
+// nvgo-monitor, nvgo-exporter) are a module of their own, so that a program
+// importing the library is not forced onto their dependencies (a TUI,
+// Prometheus) nor their Go release.
 go 1.26.0
 
 require (

@@ -62,7 +62,7 @@ var ErrNoSimulation = errors.New("--simulate needs a preset name or a scenario f
 // A tool calls Next, switches on Name, and takes the flag's value with at
 // most one of Value, Values, OptionalValue, NoValue, Indices or Simulate;
 // the next Next reads the word after what they took. NewArgparseArgs reads
-// argparse's forms instead (select's). An Args is for one goroutine.
+// argparse's forms instead (nvgo-select's). An Args is for one goroutine.
 type Args struct {
 	words    []string
 	next     int    // the word after the current flag and what it took

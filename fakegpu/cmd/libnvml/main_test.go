@@ -18,7 +18,7 @@ import (
 	"github.com/nvgo/nvgo/fakegpu/internal/libnvml"
 )
 
-// The tests build the command and the status example as a user does (go
+// The tests build the command and nvgo-status as a user does (go
 // build), then use the library the command writes: the path from a fresh
 // clone to a client that reads a preset through the library.
 
@@ -28,7 +28,7 @@ var (
 	buildErr  error
 )
 
-// binaries builds libnvml and status into a directory shared by the tests.
+// binaries builds libnvml and nvgo-status into a directory shared by the tests.
 func binaries(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
@@ -39,7 +39,7 @@ func binaries(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		for _, pkg := range []string{"github.com/nvgo/nvgo/fakegpu/cmd/libnvml", "github.com/nvgo/nvgo/examples/status"} {
+		for _, pkg := range []string{"github.com/nvgo/nvgo/fakegpu/cmd/libnvml", "github.com/nvgo/nvgo/examples/nvgo-status"} {
 			cmd := exec.Command("go", "build", "-o", binDir, pkg)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				buildErr = &buildError{pkg, err, out}
@@ -88,10 +88,10 @@ func buildLib(t *testing.T, driver string) string {
 	return dir
 }
 
-// status runs the status example as a client of the library in dir.
+// status runs nvgo-status as a client of the library in dir.
 func status(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(binaries(t), "status"), args...)
+	cmd := exec.Command(filepath.Join(binaries(t), "nvgo-status"), args...)
 	cmd.Env = append(append(os.Environ(), "LD_LIBRARY_PATH="+dir, "NO_COLOR=1"), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -100,7 +100,7 @@ func status(t *testing.T, dir string, env []string, args ...string) (stdout, std
 }
 
 // TestAPresetThroughTheBuiltLibrary: NVGO_FAKE_FLEET names a preset, the
-// library starts the helper that serves it, and status reads what
+// library starts the helper that serves it, and nvgo-status reads what
 // --simulate shows; the helper leaves with the client.
 func TestAPresetThroughTheBuiltLibrary(t *testing.T) {
 	dir := buildLib(t, "current")
@@ -176,7 +176,7 @@ func TestBadFleetsSayWhatIsWrongInOneLine(t *testing.T) {
 			_, stderr, code := status(t, dir, []string{fakegpu.EnvFleet + "=" + tt.fleet})
 			lines := strings.Split(strings.TrimSpace(stderr), "\n")
 			if code != 1 || len(lines) != 2 {
-				t.Fatalf("exit %d; want 1 with the library's line and status's:\n%s", code, stderr)
+				t.Fatalf("exit %d; want 1 with the library's line and nvgo-status's:\n%s", code, stderr)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(lines[0], w) {
@@ -184,7 +184,7 @@ func TestBadFleetsSayWhatIsWrongInOneLine(t *testing.T) {
 				}
 			}
 			if !strings.Contains(lines[1], "not loaded") {
-				t.Errorf("status's line: %s; want the driver named not loaded", lines[1])
+				t.Errorf("nvgo-status's line: %s; want the driver named not loaded", lines[1])
 			}
 		})
 	}
@@ -192,7 +192,7 @@ func TestBadFleetsSayWhatIsWrongInOneLine(t *testing.T) {
 
 // TestOldDriverBuildsLackTheirSymbols reads the libraries' dynamic symbol
 // tables: an r470 build lacks what R470 lacked, an r418 build also what
-// R418 lacked, and status still runs on both.
+// R418 lacked, and nvgo-status still runs on both.
 func TestOldDriverBuildsLackTheirSymbols(t *testing.T) {
 	r470Lacks := []string{"nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetComputeRunningProcesses_v3",
 		"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetMPSComputeRunningProcesses_v3",
@@ -226,7 +226,7 @@ func TestOldDriverBuildsLackTheirSymbols(t *testing.T) {
 			}
 			out, stderr, code := status(t, dir, []string{fakegpu.EnvFleet + "=dgx-h100-mig"})
 			if code != 0 || !strings.Contains(out, "H100") {
-				t.Errorf("status on the %s build: exit %d\n%s%s", tt.driver, code, out, stderr)
+				t.Errorf("nvgo-status on the %s build: exit %d\n%s%s", tt.driver, code, out, stderr)
 			}
 		})
 	}

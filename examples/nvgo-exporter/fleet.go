@@ -1,0 +1,307 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// fleet serves the fleet page: every node's GPUs, read from Prometheus's
+// HTTP API at each request. It keeps no state and polls no node.
+type fleet struct {
+	prom   *url.URL // the server's base URL
+	client *http.Client
+	log    *slog.Logger
+}
+
+// promSample is one series of an instant query's vector.
+type promSample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+// number is the sample's value; NaN values are reported as not ok.
+func (s promSample) number() (float64, bool) {
+	str, ok := s.Value[1].(string)
+	if !ok {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(str, 64)
+	return x, err == nil && x == x
+}
+
+// query runs an instant PromQL query.
+func (f *fleet) query(ctx context.Context, q string) ([]promSample, error) {
+	u := f.prom.JoinPath("api/v1/query")
+	u.RawQuery = url.Values{"query": {q}}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("querying Prometheus: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading Prometheus's answer: %w", err)
+	}
+	var doc struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string       `json:"resultType"`
+			Result     []promSample `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("querying Prometheus: it answered %s with no JSON it reads: %w", resp.Status, err)
+	}
+	if doc.Status != "success" {
+		return nil, fmt.Errorf("querying Prometheus: %s: %s", q, doc.Error)
+	}
+	if doc.Data.ResultType != "vector" {
+		return nil, fmt.Errorf("querying Prometheus: %s: a %s, not a vector", q, doc.Data.ResultType)
+	}
+	return doc.Data.Result, nil
+}
+
+// fleetView is the fleet page's content.
+type fleetView struct {
+	Time   time.Time   `json:"time"`
+	Nodes  []fleetNode `json:"nodes"`
+	GPUs   int         `json:"gpus"`
+	Free   int         `json:"free"`
+	Errors []string    `json:"errors,omitempty"`
+}
+
+// fleetNode is one exporter's node.
+type fleetNode struct {
+	Hostname string     `json:"hostname"`
+	Instance string     `json:"instance"` // the scrape target, host:port
+	Up       bool       `json:"up"`
+	Driver   string     `json:"driver_version"`
+	GPUs     []fleetGPU `json:"gpus"`
+	Free     int        `json:"free"`
+}
+
+// URL is the node's page.
+func (n *fleetNode) URL() string { return "http://" + n.Instance + "/" }
+
+// fleetGPU is one GPU of a node, as Prometheus last saw it.
+type fleetGPU struct {
+	Index       int         `json:"index"`
+	UUID        string      `json:"uuid"`
+	Model       string      `json:"model"`
+	Util        *float64    `json:"gpu_utilization_percent"`
+	MemUsedMiB  *float64    `json:"memory_used_mib"`
+	MemTotalMiB *float64    `json:"memory_total_mib"`
+	Processes   *float64    `json:"processes"`
+	Users       []fleetUser `json:"users"`
+}
+
+// Free reports whether the GPU has no process (nil Processes: unknown).
+func (g *fleetGPU) Free() bool { return g.Processes != nil && *g.Processes == 0 }
+
+// fleetUser is one user on a GPU.
+type fleetUser struct {
+	User      string     `json:"user"`
+	Processes float64    `json:"processes"`
+	MemMiB    float64    `json:"gpu_memory_mib"`
+	Since     *time.Time `json:"since,omitempty"`
+}
+
+// fleetQueries are the queries the page is made of, by role.
+var fleetQueries = map[string]string{
+	"info":    `nvgo_gpu_info`,
+	"up":      `up and on (instance, job) group by (instance, job) (last_over_time(nvgo_up[1h]))`,
+	"util":    `DCGM_FI_DEV_GPU_UTIL{GPU_I_ID=""}`,
+	"used":    `DCGM_FI_DEV_FB_USED{GPU_I_ID=""}`,
+	"free":    `DCGM_FI_DEV_FB_FREE{GPU_I_ID=""}`,
+	"resv":    `DCGM_FI_DEV_FB_RESERVED{GPU_I_ID=""}`,
+	"procs":   `nvgo_gpu_processes{GPU_I_ID=""}`,
+	"uprocs":  `sum by (instance, UUID, user) (nvgo_gpu_user_processes)`,
+	"umem":    `sum by (instance, UUID, user) (nvgo_gpu_user_memory_used_bytes)`,
+	"usince":  `min by (instance, UUID, user) (nvgo_gpu_user_start_time_seconds)`,
+	"hostlbl": `count by (instance, hostname, Hostname) (nvgo_up)`,
+}
+
+// read builds the fleet's view from Prometheus.
+func (f *fleet) read(ctx context.Context) (fleetView, error) {
+	v := fleetView{Time: time.Now()}
+	res := make(map[string][]promSample, len(fleetQueries))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var errs []error
+	for role, q := range fleetQueries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := f.query(ctx, q)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			res[role] = s
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return v, errors.Join(errs...)
+	}
+	nodes := map[string]*fleetNode{}
+	node := func(instance string) *fleetNode {
+		n := nodes[instance]
+		if n == nil {
+			n = &fleetNode{Instance: instance, Hostname: instance}
+			nodes[instance] = n
+		}
+		return n
+	}
+	for _, s := range res["up"] {
+		x, _ := s.number()
+		node(s.Metric["instance"]).Up = x == 1
+	}
+	for _, s := range res["hostlbl"] {
+		n := node(s.Metric["instance"])
+		n.Hostname = cmp.Or(s.Metric["hostname"], s.Metric["Hostname"], n.Hostname)
+	}
+	type gpuKey struct{ instance, uuid string }
+	gpus := map[gpuKey]*fleetGPU{}
+	for _, s := range res["info"] {
+		n := node(s.Metric["instance"])
+		n.Driver = s.Metric["driver_version"]
+		idx, _ := strconv.Atoi(s.Metric["gpu"])
+		n.GPUs = append(n.GPUs, fleetGPU{Index: idx, UUID: s.Metric["UUID"], Model: s.Metric["model_name"]})
+	}
+	for _, n := range nodes {
+		slices.SortFunc(n.GPUs, func(a, b fleetGPU) int { return cmp.Compare(a.Index, b.Index) })
+		for i := range n.GPUs {
+			gpus[gpuKey{n.Instance, n.GPUs[i].UUID}] = &n.GPUs[i]
+		}
+	}
+	each := func(role string, set func(g *fleetGPU, x float64, s promSample)) {
+		for _, s := range res[role] {
+			g := gpus[gpuKey{s.Metric["instance"], s.Metric["UUID"]}]
+			if x, ok := s.number(); ok && g != nil {
+				set(g, x, s)
+			}
+		}
+	}
+	ptr := func(x float64) *float64 { return &x }
+	each("util", func(g *fleetGPU, x float64, _ promSample) { g.Util = ptr(x) })
+	each("used", func(g *fleetGPU, x float64, _ promSample) { g.MemUsedMiB = ptr(x) })
+	each("free", func(g *fleetGPU, x float64, _ promSample) { g.MemTotalMiB = ptr(x + deref(g.MemTotalMiB)) })
+	each("resv", func(g *fleetGPU, x float64, _ promSample) { g.MemTotalMiB = ptr(x + deref(g.MemTotalMiB)) })
+	each("used", func(g *fleetGPU, x float64, _ promSample) { g.MemTotalMiB = ptr(x + deref(g.MemTotalMiB)) })
+	each("procs", func(g *fleetGPU, x float64, _ promSample) { g.Processes = ptr(x) })
+	user := func(g *fleetGPU, name string) *fleetUser {
+		i := slices.IndexFunc(g.Users, func(u fleetUser) bool { return u.User == name })
+		if i < 0 {
+			g.Users = append(g.Users, fleetUser{User: name})
+			i = len(g.Users) - 1
+		}
+		return &g.Users[i]
+	}
+	each("uprocs", func(g *fleetGPU, x float64, s promSample) { user(g, s.Metric["user"]).Processes = x })
+	each("umem", func(g *fleetGPU, x float64, s promSample) { user(g, s.Metric["user"]).MemMiB = x / (1 << 20) })
+	each("usince", func(g *fleetGPU, x float64, s promSample) {
+		t := time.UnixMilli(int64(x * 1000))
+		user(g, s.Metric["user"]).Since = &t
+	})
+	for _, n := range nodes {
+		for i := range n.GPUs {
+			g := &n.GPUs[i]
+			slices.SortFunc(g.Users, func(a, b fleetUser) int { return cmp.Compare(a.User, b.User) })
+			if g.Free() {
+				n.Free++
+			}
+		}
+		v.GPUs += len(n.GPUs)
+		v.Free += n.Free
+		v.Nodes = append(v.Nodes, *n)
+	}
+	slices.SortFunc(v.Nodes, func(a, b fleetNode) int {
+		return cmp.Or(cmp.Compare(a.Hostname, b.Hostname), cmp.Compare(a.Instance, b.Instance))
+	})
+	return v, nil
+}
+
+// deref is *x, or 0 for nil.
+func deref(x *float64) float64 {
+	if x == nil {
+		return 0
+	}
+	return *x
+}
+
+var fleetPage = template.Must(template.New("fleet").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="{{.Refresh}}">
+<title>GPU fleet</title><style>` + style + `</style></head><body>
+<h1>GPU fleet</h1>
+<div class="sub">{{.V.Free}} of {{.V.GPUs}} GPUs free on {{len .V.Nodes}} nodes · from Prometheus at {{.Prom}} · {{.V.Time.Format "2006-01-02 15:04:05 MST"}} · reloads every {{.Refresh}} s · <a href="api/fleet">JSON</a></div>
+{{if .Err}}<p class="bad">{{.Err}}</p>{{end}}
+{{range .V.Nodes}}<h2><a href="{{.URL}}">{{.Hostname}}</a> <small>{{.Free}} of {{len .GPUs}} GPUs free{{if not .Up}} · <span class="bad">down</span>{{end}}{{if .Driver}} · driver {{.Driver}}{{end}}</small></h2>
+<table><tr><th>GPU</th><th>Model</th><th>State</th><th>Utilization</th><th>Memory (MiB)</th><th>Users</th><th>Held for</th></tr>
+{{range .GPUs}}<tr><td>{{.Index}}</td><td>{{.Model}}</td>
+<td>{{if .Free}}<span class="free">free</span>{{else if .Processes}}<span class="busy">in use</span>{{else}}<span class="bad">unknown</span>{{end}}</td>
+<td><span class="bar"><i style="width:{{pct .Util}}%"></i></span>{{percent .Util}}</td>
+<td class="n">{{num .MemUsedMiB 0}} / {{num .MemTotalMiB 0}}</td>
+<td>{{range .Users}}{{.User}} ({{printf "%.0f" .Processes}}, {{mib .MemMiB}} MiB)<br>{{end}}</td>
+<td>{{range .Users}}{{since .Since $.V.Time}}<br>{{end}}</td></tr>{{end}}</table>
+{{else}}<p>Prometheus has no nvgo-exporter series yet.</p>{{end}}
+</body></html>
+`))
+
+// page serves "/": the fleet page.
+func (f *fleet) page(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" {
+		http.NotFound(w, r)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	v, err := f.read(ctx)
+	msg := ""
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err != nil {
+		msg = err.Error()
+		w.WriteHeader(http.StatusBadGateway)
+	}
+	err = fleetPage.Execute(w, struct {
+		V       fleetView
+		Err     string
+		Prom    string
+		Refresh int
+	}{v, msg, f.prom.Redacted(), pageRefresh})
+	if err != nil {
+		f.log.Warn("fleet page", "err", err)
+	}
+}
+
+// json serves "/api/fleet".
+func (f *fleet) json(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	v, err := f.read(ctx)
+	if err != nil {
+		v.Errors = append(v.Errors, err.Error())
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadGateway)
+	}
+	writeJSON(w, f.log, v)
+}
