@@ -60,6 +60,6 @@ func BenchmarkReadHost(b *testing.B) {
 	n := float64(b.N)
 	b.ReportMetric(float64(cpu.Nanoseconds())/1000/n, "cpu-us/op")
 	b.ReportMetric(float64(floorCPU.Nanoseconds())/1000/n, "floor-cpu-us/op")
-	b.ReportMetric(float64(cpu)/float64(max(floorCPU, 1)), "x-floor")
+	nvgotest.ReportOverFloor(b, cpu, floorCPU)
 	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/n, "allocs/read")
 }

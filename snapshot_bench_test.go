@@ -16,7 +16,7 @@ import (
 func benchFleet(b *testing.B) (*nvgo.Library, *fakegpu.Fleet) {
 	lib, fleet := openFleet(b, "dgx-h100")
 	idle(fleet)
-	for i := 0; i < 8; i++ {
+	for i := 0; i < fleet.Count(); i++ {
 		g := fleet.GPU(i)
 		g.SetNVLink(18, 1<<30, 1<<30)
 		for j := 0; j < 16; j++ {
@@ -60,7 +60,7 @@ func BenchmarkSnapshot(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(fleet.TotalCalls())/float64(b.N)/8, "calls/gpu")
+			b.ReportMetric(float64(fleet.TotalCalls())/float64(b.N)/float64(fleet.Count()), "calls/gpu")
 		})
 	}
 }
@@ -74,8 +74,16 @@ func BenchmarkVgpuSnapshot(b *testing.B) {
 	lib, fleet := openFleet(b, "vgpu-h100")
 	ctx := context.Background()
 	opt := nvgo.WithFields(nvgo.FieldVgpuInstances)
-	if _, err := lib.Snapshot(ctx, opt); err != nil {
+	first, err := lib.Snapshot(ctx, opt)
+	if err != nil {
 		b.Fatal(err)
+	}
+	instances := 0
+	for _, d := range first.Devices {
+		instances += len(d.VgpuInstances)
+	}
+	if instances == 0 {
+		b.Fatal("the fleet runs no vGPU instance")
 	}
 	fleet.ResetCalls()
 	b.ReportAllocs()
@@ -95,5 +103,5 @@ func BenchmarkVgpuSnapshot(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(perHost)/float64(b.N), "device-calls")
-	b.ReportMetric(float64(perInstance)/float64(b.N)/6, "calls/instance")
+	b.ReportMetric(float64(perInstance)/float64(b.N)/float64(instances), "calls/instance")
 }

@@ -247,6 +247,20 @@ func CPUTime(t testing.TB) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// ReportOverFloor reports cpu/floor as the benchmark's "x-floor" metric:
+// how many times the CPU time of the floor, the least work any program must
+// do for the same result, measured in the same run. A floor too small for
+// getrusage's resolution reports no ratio (it would be meaningless) and
+// says so in the benchmark's log.
+func ReportOverFloor(b *testing.B, cpu, floor time.Duration) {
+	b.Helper()
+	if floor <= 0 {
+		b.Logf("x-floor not reported: the floor's CPU time (%v) is below what getrusage resolves; raise -benchtime", floor)
+		return
+	}
+	b.ReportMetric(float64(cpu)/float64(floor), "x-floor")
+}
+
 // Simulated opens a Library on fleet in process, the Go fake behind
 // nvml.Interface with the fleet's simulated host processes (fakehost), on
 // a stepped clock: the tests' and benchmarks' fleet when the C door is not
