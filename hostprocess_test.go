@@ -476,9 +476,17 @@ func TestHostProcessCPUPercent(t *testing.T) {
 	pb, pi := mustHostProcess(t, busy.pid()), mustHostProcess(t, idle.pid())
 	first := pb.CPUPercent() // the average since it started
 	pi.CPUPercent()
-	time.Sleep(200 * time.Millisecond)
-	got, want := pb.CPUPercent(), Percent(10)
-	t.Logf("busy child: first call %v, after 200ms %v", first, got)
+	want := Percent(10)
+	var got Value[Percent]
+	// Each call measures since the previous one: poll until the busy
+	// child has run long enough to show, or give up.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		time.Sleep(100 * time.Millisecond)
+		if got = pb.CPUPercent(); got.Or(0) > want || time.Now().After(deadline) {
+			break
+		}
+	}
+	t.Logf("busy child: first call %v, then %v", first, got)
 	if v, ok := got.Get(); !ok || v <= want {
 		t.Errorf("busy child's CPUPercent() = %v, want > %v", got, want)
 	}

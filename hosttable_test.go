@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo/host"
+	"github.com/nvgo/nvgo/internal/procfs"
 )
 
 // openFDs counts this process's open file descriptors.
@@ -34,16 +35,23 @@ func TestHostProcessTableKeepsStatFilesOpen(t *testing.T) {
 		if got := openFDs(t); got != n0+1 {
 			t.Fatalf("%d descriptors after the first lookup; want %d (one stat file kept)", got, n0+1)
 		}
-		time.Sleep(300 * time.Millisecond)
-		p2, st2, fresh := tab.lookup(c.pid(), "lister")
-		if got := openFDs(t); got != n0+1 {
-			t.Errorf("%d descriptors after the second lookup; want the same %d", got, n0+1)
-		}
-		if p1 != p2 || !fresh {
-			t.Error("the second lookup gave another object, or no fresh stat")
+		// A busy process's CPU time grows: read the kept file until it
+		// shows (a stale read never would).
+		var st2 procfs.Stat
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			p2, st, fresh := tab.lookup(c.pid(), "lister")
+			if got := openFDs(t); got != n0+1 {
+				t.Fatalf("%d descriptors after another lookup; want the same %d", got, n0+1)
+			}
+			if p1 != p2 || !fresh {
+				t.Fatal("another lookup gave another object, or no fresh stat")
+			}
+			if st2 = st; st2.CPUTime > st1.CPUTime || time.Now().After(deadline) {
+				break
+			}
 		}
 		if st2.CPUTime <= st1.CPUTime {
-			t.Errorf("a busy process's CPU time did not grow between reads of the kept file (%v, %v): stale data", st1.CPUTime, st2.CPUTime)
+			t.Errorf("a busy process's CPU time did not grow in 10 s of reads of the kept file (%v, %v): stale data", st1.CPUTime, st2.CPUTime)
 		}
 	})
 	t.Run("a reaped process's file is closed and it reads as gone", func(t *testing.T) {
@@ -71,8 +79,19 @@ func TestHostProcessTableKeepsStatFilesOpen(t *testing.T) {
 		// The PID is given to another process, started later (not in the
 		// same clock tick, which the start time could not tell apart): its
 		// entry still holds the file opened for the one that left.
-		time.Sleep(50 * time.Millisecond)
 		newcomer := startChild(t, "sleep", "30")
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			if np, err := NewHostProcess(newcomer.pid()); err == nil && np.start != e.p.start {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("every process started in 10 s shares the old one's start tick")
+			}
+			_ = newcomer.cmd.Process.Kill()
+			_ = newcomer.wait()
+			time.Sleep(10 * time.Millisecond)
+			newcomer = startChild(t, "sleep", "30")
+		}
 		n0 := openFDs(t) - 1 // less the kept file
 		delete(tab.byPID, int32(old.pid()))
 		tab.byPID[int32(newcomer.pid())] = e
