@@ -18,6 +18,7 @@ import (
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/host"
 )
 
 // stepClock is an nvgo.Clock that moves only when told to. Its sleepers
@@ -119,7 +120,7 @@ func newCollector(t *testing.T, opts ...nvgo.CollectorOption) (*nvgo.Collector, 
 	t.Helper()
 	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100", MemoryTotal: 80 << 30})
 	clock := newStepClock()
-	lib := openOn(t, fleet, nvgo.WithClock(clock))
+	lib := openOn(t, fleet, nvgo.WithClock(clock), nvgo.WithHostSource(ownPIDs{}))
 	c, err := lib.NewCollector(opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -413,19 +414,16 @@ func TestCollectorWithoutDriver(t *testing.T) {
 	}
 }
 
-// inHostPIDNamespace reports whether the test runs in the host's PID
-// namespace, where the PIDs the fake GPUs report can be looked up.
-func inHostPIDNamespace() bool {
-	link, err := os.Readlink("/proc/self/ns/pid")
-	return err == nil && link == "pid:[4026531836]"
-}
+// ownPIDs is this machine's /proc, whose PIDs are the fake GPUs' PIDs: the
+// tests put their own children on the GPUs, so the PIDs can be looked up
+// in a container too, where a real driver's (the host's) could not.
+type ownPIDs struct{ host.ProcFS }
+
+func (ownPIDs) HostPIDs() bool { return true }
 
 // Processes descended from the roots are collected, others are not. (nvitop's
 // collector loses its roots to the garbage collector and reports none.)
 func TestCollectorProcessesOfRootsOnly(t *testing.T) {
-	if !inHostPIDNamespace() {
-		t.Skip("not in the host PID namespace: GPU PIDs cannot be looked up")
-	}
 	child := startSleep(t).Process.Pid
 	sibling := startSleep(t).Process.Pid
 	const initPID = 1 // our ancestor, not our descendant
