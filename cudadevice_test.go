@@ -16,6 +16,7 @@ import (
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/internal/testenv"
 )
 
 func cudaIndices(devs []*nvgo.CudaDevice) []string {
@@ -97,10 +98,7 @@ func TestCudaDevicesWithMIG(t *testing.T) {
 // buildFakeCUDA compiles the fake libcuda the cudaprobe tests use.
 func buildFakeCUDA(t *testing.T) string {
 	t.Helper()
-	cc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("no gcc to build a fake libcuda")
-	}
+	cc := testenv.Program(t, "gcc") // builds a fake libcuda
 	out := filepath.Join(t.TempDir(), "libcuda.so.1")
 	if b, err := exec.Command(cc, "-shared", "-fPIC", "-o", out, "internal/cudaprobe/testdata/fakecuda.c").CombinedOutput(); err != nil {
 		t.Fatalf("building fake libcuda: %v\n%s", err, b)

@@ -13,16 +13,14 @@ import (
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/internal/testenv"
 )
 
 // startMPSServer starts a real process whose name is the MPS server's: a
 // copy of sleep named nvidia-cuda-mps-server.
 func startMPSServer(t *testing.T) *exec.Cmd {
 	t.Helper()
-	src, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep command to stand in for the MPS server")
-	}
+	src := testenv.Program(t, "sleep") // stands in for the MPS server
 	in, err := os.Open(src)
 	if err != nil {
 		t.Fatal(err)

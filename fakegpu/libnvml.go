@@ -71,9 +71,11 @@ func BuildLibNVML(ctx context.Context, dir string, o LibNVMLOptions) (string, er
 	return libnvml.Build(ctx, dir, bo)
 }
 
-// CachedLibNVML is BuildLibNVML into the user's cache directory, once per
-// version of the library's sources and options; it returns the directory
-// that holds the library, for LD_LIBRARY_PATH or
+// CachedLibNVML is BuildLibNVML into a cache shared by the tests and
+// benchmarks of every package, once per version of the library's sources
+// and options: $NVGO_LIBNVML_CACHE when set, else a directory private to
+// the user in the temporary directory (never the user's home). It returns
+// the directory that holds the library, for LD_LIBRARY_PATH or
 // nvml.WithLibraryPath(filepath.Join(dir, LibNVMLFile)).
 func CachedLibNVML(ctx context.Context, o LibNVMLOptions) (string, error) {
 	bo, err := o.build()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nvgo/nvgo/fakegpu"
 	"github.com/nvgo/nvgo/fakegpu/internal/libnvml"
+	"github.com/nvgo/nvgo/internal/testenv"
 )
 
 // The tests build the command and nvgo-status as a user does (go
@@ -31,9 +32,7 @@ var (
 // binaries builds libnvml and nvgo-status into a directory shared by the tests.
 func binaries(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("no C compiler (gcc)")
-	}
+	testenv.Program(t, "gcc")
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "nvgo-libnvml-test-")
 		if buildErr != nil {

@@ -221,9 +221,13 @@ func sourceHash(o BuildOptions) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// Cached builds the library once per set of sources and options, in the
-// user's cache directory, and returns the directory that holds it: tests
-// and benchmarks of several packages share one build.
+// CacheVariable names the environment variable that sets the directory
+// Cached builds into.
+const CacheVariable = "NVGO_LIBNVML_CACHE"
+
+// Cached builds the library once per set of sources and options, in
+// CacheDir, and returns the directory that holds it: tests and benchmarks
+// of several packages share one build.
 func Cached(ctx context.Context, o BuildOptions) (string, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -233,11 +237,11 @@ func Cached(ctx context.Context, o BuildOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	base, err := os.UserCacheDir()
+	base, err := CacheDir()
 	if err != nil {
-		base = os.TempDir()
+		return "", err
 	}
-	dir := filepath.Join(base, "nvgo", "libnvml", o.Driver.Name+"-"+key)
+	dir := filepath.Join(base, o.Driver.Name+"-"+key)
 	if _, err := os.Stat(filepath.Join(dir, FileName)); err == nil {
 		return dir, nil
 	}
@@ -258,6 +262,26 @@ func Cached(ctx context.Context, o BuildOptions) (string, error) {
 		if _, serr := os.Stat(filepath.Join(dir, FileName)); serr != nil {
 			return "", err
 		}
+	}
+	return dir, nil
+}
+
+// CacheDir returns the directory Cached builds into: $NVGO_LIBNVML_CACHE
+// when set, else nvgo-libnvml-<uid> in the temporary directory, never the
+// user's home (tests write there unasked otherwise). The directory in the
+// temporary directory is created private to the user, and refused if
+// another user owns it or may write to it (it would hand the tests a
+// library of its choosing).
+func CacheDir() (string, error) {
+	if dir := os.Getenv(CacheVariable); dir != "" {
+		return dir, nil
+	}
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("nvgo-libnvml-%d", os.Getuid()))
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("libnvml: cache directory: %w", err)
+	}
+	if err := checkPrivateDir(dir); err != nil {
+		return "", fmt.Errorf("libnvml: cache directory %s: %w (set $%s to use another)", dir, err, CacheVariable)
 	}
 	return dir, nil
 }

@@ -19,14 +19,15 @@ import (
 
 	"github.com/nvgo/nvgo/fakegpu"
 	"github.com/nvgo/nvgo/fakegpu/internal/libnvml"
+	"github.com/nvgo/nvgo/internal/testenv"
 )
 
 // library returns the directory of the drop-in library built for driver,
 // skipping the test where it cannot be built (no C compiler).
 func library(t testing.TB, driver string) string {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil && os.Getenv("CC") == "" {
-		t.Skip("no C compiler (gcc) to build libnvidia-ml.so.1")
+	if os.Getenv("CC") == "" {
+		testenv.Program(t, "gcc") // to build libnvidia-ml.so.1
 	}
 	d, err := libnvml.DriverNamed(driver)
 	if err != nil {
@@ -111,10 +112,7 @@ func TestConformance(t *testing.T) {
 // library found by name) on a preset published by a Mirror, and compares
 // what it read with the fleet's own values.
 func TestPythonCtypesClient(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("no python3 for the ctypes client")
-	}
+	python := testenv.Program(t, "python3")
 	dir := library(t, "current")
 	fleet, err := fakegpu.Preset("dgx-h100")
 	if err != nil {
@@ -299,10 +297,7 @@ func (e *tornRead) Error() string { return fmt.Sprintf("torn read: %v %+v", e.re
 
 // TestGeneratedTypesMatchHeader regenerates ztypes.go from state.h.
 func TestGeneratedTypesMatchHeader(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to run cgo -godefs")
-	}
+	goTool := testenv.Program(t, "go") // runs cgo -godefs
 	// cgo writes its _obj directory here: copy the inputs to a scratch
 	// directory rather than write into the source tree.
 	dir := t.TempDir()
