@@ -3,6 +3,8 @@ package nvgo
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +77,39 @@ func TestHostCPUCountAndName(t *testing.T) {
 	}
 	if name, err := HostName(); err != nil || name == "" {
 		t.Errorf("HostName() = %q, %v; want a name", name, err)
+	}
+}
+
+// A HostStats prints labelled, with N/A where a figure is missing (it
+// printed as an unlabelled struct).
+func TestHostStatsString(t *testing.T) {
+	gib := Bytes(1 << 30)
+	full := HostStats{
+		Hostname: Some("gpu01"), CPUCount: 64, CPUPercent: Some(Percent(12.5)),
+		Load1: Some(3.1), Load5: Some(2.8), Load15: Some(2.5),
+		MemoryTotal: Some(512 * gib), MemoryUsed: Some(120 * gib), MemoryPercent: Some(Percent(23.4)),
+		SwapTotal: Some(Bytes(0)), SwapUsed: Some(Bytes(0)), SwapPercent: Some(Percent(0)),
+		Uptime: Some(12*24*time.Hour + 3*time.Hour + 4*time.Minute + 500*time.Millisecond),
+	}
+	na := NA[Bytes](Failed, errors.New("no /proc"))
+	missing := full
+	missing.Hostname = NA[string](Failed, errors.New("no name"))
+	missing.MemoryUsed, missing.MemoryTotal = na, na
+	missing.Load5 = NA[float64](Failed, errors.New("no loadavg"))
+	missing.Uptime = NA[time.Duration](Failed, errors.New("no uptime"))
+	for _, tt := range []struct {
+		name string
+		s    HostStats
+		want string
+	}{
+		{"full", full, "host gpu01: 64 CPUs 12.5%, load 3.10 2.80 2.50, memory 120.0GiB / 512.0GiB (23.4%), swap 0B / 0B (0%), up 291h4m0s"},
+		{"N/A", missing, "host N/A: 64 CPUs 12.5%, load 3.10 N/A 2.50, memory N/A / N/A (23.4%), swap 0B / 0B (0%), up N/A"},
+	} {
+		if got := tt.s.String(); got != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
+		}
+		if got := fmt.Sprint(tt.s); got != tt.want {
+			t.Errorf("%s: fmt.Sprint gives %s", tt.name, got)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -43,6 +44,25 @@ type HostStats struct {
 	SwapPercent Value[Percent] `json:"swap_percent"`
 	// Uptime is the time since boot (nanoseconds in JSON).
 	Uptime Value[time.Duration] `json:"uptime"`
+}
+
+// String is the snapshot on one labelled line, e.g. "host gpu01: 64 CPUs
+// 12.5%, load 3.10 2.80 2.50, memory 120.3GiB / 503.5GiB (23.9%), swap
+// 0B / 0B (0%), up 291h4m0s"; N/A figures print N/A.
+func (s HostStats) String() string {
+	load := func(v Value[float64]) string {
+		if l, ok := v.Get(); ok {
+			return strconv.FormatFloat(l, 'f', 2, 64)
+		}
+		return "N/A"
+	}
+	up := "N/A"
+	if d, ok := s.Uptime.Get(); ok {
+		up = d.Truncate(time.Second).String()
+	}
+	return fmt.Sprintf("host %s: %d CPUs %v, load %s %s %s, memory %v / %v (%v), swap %v / %v (%v), up %s",
+		s.Hostname, s.CPUCount, s.CPUPercent, load(s.Load1), load(s.Load5), load(s.Load15),
+		s.MemoryUsed, s.MemoryTotal, s.MemoryPercent, s.SwapUsed, s.SwapTotal, s.SwapPercent, up)
 }
 
 // setMemory fills the memory figures, or makes them N/A because of err.
