@@ -1,14 +1,19 @@
 //go:build cgo
 
 // The tests run the command through run(), as a user would run the binary,
-// on fake fleets (--simulate needs cgo). They set CUDA_VISIBLE_DEVICES and
-// CUDA_DEVICE_ORDER themselves, so they do not run in parallel. Every test
-// that reserves uses its own lock directory.
+// on fake fleets (--simulate needs cgo). They set CUDA_VISIBLE_DEVICES,
+// CUDA_DEVICE_ORDER and NVGO_LOCK_DIR themselves, so they do not run in
+// parallel. Every test uses a lock directory of its own: runSelect gives it
+// one, and the binary's default one has every GPU reserved (TestMain), so a
+// test that reads the machine's locks fails here, not only on a machine
+// where other jobs hold GPUs.
 
 package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -20,11 +25,104 @@ import (
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
-// runSelect runs the command with args and returns its exit status and output.
+func TestMain(m *testing.M) {
+	nvgotest.RunMainIfAsked(func(args []string) int { return run(args, os.Stdout, os.Stderr) })
+	os.Exit(runWithEveryGPUHeld(m))
+}
+
+// lockDirEnv names the default lock directory, as nvgo reads it.
+const lockDirEnv = "NVGO_LOCK_DIR"
+
+// heldLockDir is $NVGO_LOCK_DIR for the test binary, where every GPU of
+// every test fleet is reserved while the tests run: what a test would see
+// on a busy machine if it read the shared lock directory.
+var heldLockDir string
+
+// scenarioGPUs is how many GPUs of a scenario without a preset
+// (writeScenario's) runWithEveryGPUHeld reserves: more than any test's.
+const scenarioGPUs = 8
+
+// runWithEveryGPUHeld runs the tests with $NVGO_LOCK_DIR set to a directory
+// where every device of every preset, and of a scenario's first
+// scenarioGPUs GPUs, is reserved.
+func runWithEveryGPUHeld(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "nvgo-select-held-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	held, err := holdEveryGPU(dir)
+	defer func() {
+		for _, r := range held {
+			r.Release()
+		}
+	}()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "reserving every GPU in %s: %v\n", dir, err)
+		return 1
+	}
+	heldLockDir = dir
+	if err := os.Setenv(lockDirEnv, dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// holdEveryGPU reserves in dir every device of the fleets tests use, and
+// returns the reservations, which hold while they are reachable.
+func holdEveryGPU(dir string) ([]*nvgo.Reservation, error) {
+	fleets := []*fakegpu.Fleet{fakegpu.New(make([]fakegpu.GPUSpec, scenarioGPUs)...)}
+	for _, name := range fakegpu.PresetNames() {
+		f, err := fakegpu.Preset(name)
+		if err != nil {
+			return nil, err
+		}
+		fleets = append(fleets, f)
+	}
+	var held []*nvgo.Reservation
+	for _, f := range fleets {
+		lib, err := nvgo.Open(nvgo.WithNVML(f))
+		if err != nil {
+			return held, err
+		}
+		// One reservation takes at most one MIG device per GPU (CUDA's
+		// limits): reserve until nothing unreserved is left.
+		for {
+			r, err := lib.ReserveDevices(context.Background(), nvgo.WithLockDir(dir), nvgo.WithMinCount(1), nvgo.WithoutReserved())
+			if errors.Is(err, nvgo.ErrTooFewDevices) {
+				break
+			}
+			if err != nil {
+				lib.Close()
+				return held, err
+			}
+			held = append(held, r)
+		}
+		lib.Close()
+	}
+	return held, nil
+}
+
+// ownLockDir points $NVGO_LOCK_DIR at a lock directory of the test's own
+// for the rest of the test, unless the test has set one. A --lock-dir still
+// wins; tests whose runs must see each other's reservations name one.
+func ownLockDir(t *testing.T) {
+	t.Helper()
+	if os.Getenv(lockDirEnv) == heldLockDir {
+		t.Setenv(lockDirEnv, t.TempDir())
+	}
+}
+
+// runSelect runs the command with args and returns its exit status and
+// output, with a lock directory of the test's own (ownLockDir).
 func runSelect(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	ownLockDir(t)
 	var out, errOut bytes.Buffer
 	code = run(args, &out, &errOut)
 	return code, out.String(), errOut.String()
