@@ -34,8 +34,10 @@
 //
 // Exit status: 0 ok; 1 no usable NVIDIA driver or a bad --simulate file;
 // 2 bad arguments or another NVML error; 3 CUDA's numbering cannot be
-// decided (--inherit, --format index); 4 fewer devices than --min-count
-// (what was found is still printed). With a command: its status, 128+N when
+// decided (--inherit, --format index); 4 fewer devices than --min-count.
+// Devices are printed only with status 0: with too few, nothing is (no
+// CUDA_VISIBLE_DEVICES line either), so that "$(nvgo-select -n 9)" on eight
+// GPUs is empty, not a partial list. With a command: its status, 128+N when
 // signal N killed it, 126 when it cannot be executed, 127 when it is not
 // found.
 package main
@@ -222,8 +224,12 @@ func (o *options) print(ctx context.Context, lib *nvgo.Library, opts []nvgo.Sele
 		devs, err = lib.SelectDevices(ctx, append(opts, nvgo.WithoutReserved())...)
 		err = warnLeftOut(stderr, err)
 	}
-	tooFew := errors.Is(err, nvgo.ErrTooFewDevices) || none && o.minCount > 0
-	if err != nil && !tooFew {
+	if errors.Is(err, nvgo.ErrTooFewDevices) || none && o.minCount > 0 {
+		// Printing what was found would hand $(nvgo-select -n 9) a partial
+		// list that looks like an answer.
+		return 0, fail(exitTooFew, "not enough devices: %d unreserved satisfy the constraints, at least %d wanted; printing none", len(devs), o.minCount)
+	}
+	if err != nil {
 		return 0, libraryFailure(err)
 	}
 	ids, err := o.identifiers(lib, devs)
@@ -233,9 +239,6 @@ func (o *options) print(ctx context.Context, lib *nvgo.Library, opts []nvgo.Sele
 	if !isTerminal(stdout) {
 		fmt.Fprintf(stderr, "CUDA_VISIBLE_DEVICES=\"%s\"\n", strings.Join(ids, ","))
 	}
-	if tooFew {
-		fmt.Fprintf(stderr, "nvgo-select: warning: not enough devices: found %d, wanted at least %d\n", len(devs), o.minCount)
-	}
 	out := strings.Join(ids, o.sep)
 	if len(ids) > 0 || o.terminator == "\n" {
 		// With --null, no device is no item at all (xargs -0 would see one
@@ -244,9 +247,6 @@ func (o *options) print(ctx context.Context, lib *nvgo.Library, opts []nvgo.Sele
 	}
 	if _, err := io.WriteString(stdout, out); err != nil {
 		return 0, fail(exitUsage, "writing the selection: %v", err)
-	}
-	if tooFew {
-		return exitTooFew, nil
 	}
 	return exitOK, nil
 }

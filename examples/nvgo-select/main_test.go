@@ -296,27 +296,34 @@ func TestAccountAsFreeCountsTheUsersMemoryAsFree(t *testing.T) {
 	}
 }
 
-func TestTooFewDevicesExit4WithWhatWasFound(t *testing.T) {
+// With too few devices nothing reaches stdout, so that
+// CUDA_VISIBLE_DEVICES=$(nvgo-select -n 9) on eight GPUs is not a partial
+// list that looks like an answer; stderr says why, and nothing else.
+func TestTooFewDevicesExit4AndPrintNothing(t *testing.T) {
 	cleanCUDAEnv(t)
 	fleet := writeScenario(t, fourGPUs)
+	twoModels := writeScenario(t, `{"gpus": [{"model": "h100"}, {"model": "a100"}]}`)
 	tests := []struct {
-		name string
-		args []string
-		want string
+		name    string
+		args    []string
+		message string // the one line on stderr
 	}{
-		{"-c above the fleet", []string{"-c", "5"}, "2,1,3,0\n"},
-		{"-n above what qualifies", []string{"-n", "3", "-f", "50GiB"}, "2,1\n"},
-		{"-c 1 and nothing qualifies", []string{"-c", "1", "-t", "1TiB"}, "\n"},
+		{"-n above the fleet", []string{"--simulate", "dgx-h100", "-n", "9"}, "8 unreserved satisfy the constraints, at least 9 wanted; printing none"},
+		{"-c above the fleet", []string{"--simulate", fleet, "-c", "5"}, "4 unreserved satisfy the constraints, at least 5 wanted"},
+		{"-n above what qualifies", []string{"--simulate", fleet, "-n", "3", "-f", "50GiB"}, "2 unreserved satisfy the constraints, at least 3 wanted"},
+		{"-c 1 and nothing qualifies", []string{"--simulate", fleet, "-c", "1", "-t", "1TiB"}, "0 unreserved satisfy the constraints, at least 1 wanted"},
+		{"-0 prints no NUL either", []string{"--simulate", fleet, "-0", "-c", "5"}, "at least 5 wanted"},
+		{"--newline prints no newline either", []string{"--simulate", fleet, "--newline", "-c", "5"}, "at least 5 wanted"},
+		{"indices are not needed, so not refused", []string{"--simulate", twoModels, "-O", "index", "-c", "3"}, "2 unreserved satisfy the constraints, at least 3 wanted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"--simulate", fleet, "-O", "index"}, tt.args...)
-			code, stdout, stderr := runSelect(t, args...)
-			if code != exitTooFew || stdout != tt.want {
-				t.Errorf("nvgo-select %q = %d, %q; want %d, %q", args, code, stdout, exitTooFew, tt.want)
+			code, stdout, stderr := runSelect(t, tt.args...)
+			if code != exitTooFew || stdout != "" {
+				t.Errorf("nvgo-select %q = %d, stdout %q; want %d and nothing", tt.args, code, stdout, exitTooFew)
 			}
-			if !strings.Contains(stderr, "nvgo-select: warning: not enough devices") {
-				t.Errorf("nvgo-select %q stderr = %q; want a warning", args, stderr)
+			if want := "nvgo-select: not enough devices: "; !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, tt.message) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("nvgo-select %q stderr = %q; want one line, %q…%q (no CUDA_VISIBLE_DEVICES line)", tt.args, stderr, want, tt.message)
 			}
 		})
 	}
@@ -387,7 +394,7 @@ func TestInherit(t *testing.T) {
 			args: []string{"--simulate", "dgx-h100", "-i", "-n", "1", "-O", "index"}, stdout: "6\n"},
 		{name: "an unset variable means every device", args: []string{"--simulate", "dgx-h100", "-i", "-n", "1", "-O", "index"}, stdout: "7\n"},
 		{name: "an empty value leaves no device", args: []string{"--simulate", "dgx-h100", "-i", ""}, stdout: "\n", message: "leaves CUDA no device"},
-		{name: "no device is too few for -c 1", args: []string{"--simulate", "dgx-h100", "-i=", "-c", "1"}, code: exitTooFew, stdout: "\n", message: "not enough devices"},
+		{name: "no device is too few for -c 1", args: []string{"--simulate", "dgx-h100", "-i=", "-c", "1"}, code: exitTooFew, message: "not enough devices"},
 		{name: "an undecidable value without a CUDA driver exits 3", args: []string{"--simulate", twoModels, "-i", "0"},
 			code: exitCUDA, message: "nvgo-select: --inherit: "},
 		{name: "and says there is no driver to ask", args: []string{"--simulate", twoModels, "-i", "0"},
