@@ -128,17 +128,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 // "nvgo-select: warning: …" line each, and returns err without them: what
 // remains is an error only if something else went wrong.
 func warnLeftOut(stderr io.Writer, err error) error {
-	var left nvgo.DeviceErrors
-	if !errors.As(err, &left) {
-		return err
-	}
-	for _, d := range left {
+	for _, d := range leftOut(err) {
 		fmt.Fprintf(stderr, "nvgo-select: warning: %v\n", nvgo.DeviceErrors{d})
 	}
 	if _, only := err.(nvgo.DeviceErrors); only {
 		return nil
 	}
 	return err
+}
+
+// leftOut returns the devices of every nvgo.DeviceErrors in err's tree. A
+// reservation short of devices joins two (GPUs that could not be read, lock
+// files that cannot be locked), of which errors.As finds only the first.
+func leftOut(err error) []nvgo.DeviceError {
+	switch e := err.(type) {
+	case nvgo.DeviceErrors:
+		return e
+	case interface{ Unwrap() []error }:
+		var out []nvgo.DeviceError
+		for _, inner := range e.Unwrap() {
+			out = append(out, leftOut(inner)...)
+		}
+		return out
+	case interface{ Unwrap() error }:
+		return leftOut(e.Unwrap())
+	}
+	return nil
 }
 
 func (o *options) run(stdout, stderr io.Writer) (int, error) {

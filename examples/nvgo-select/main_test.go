@@ -18,6 +18,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -150,23 +152,19 @@ func writeScenario(t *testing.T, doc string) string {
 	return path
 }
 
-// presetUUIDs returns the UUIDs of a preset's GPUs by NVML index.
-func presetUUIDs(t *testing.T, name string) []string {
+// fleetUUIDs returns the UUIDs of the GPUs of a preset or scenario file by
+// NVML index, lost ones included.
+func fleetUUIDs(t *testing.T, nameOrFile string) []string {
 	t.Helper()
-	fleet, err := fakegpu.Preset(name)
+	fleet, err := fakegpu.Load(nameOrFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib, err := nvgo.Open(nvgo.WithNVML(fleet))
-	if err != nil {
-		t.Fatal(err)
+	uuids := make([]string, fleet.Count())
+	for i := range uuids {
+		uuids[i] = fleet.GPU(i).UUID()
 	}
-	defer lib.Close()
-	devs, err := lib.Devices()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nvgo.DeviceUUIDs(devs)
+	return uuids
 }
 
 // pick returns uuids[i] for each i, joined by commas.
@@ -259,7 +257,7 @@ func TestSeparators(t *testing.T) {
 
 func TestUUIDsAreTheDefault(t *testing.T) {
 	cleanCUDAEnv(t)
-	uuids := presetUUIDs(t, "dgx-h100")
+	uuids := fleetUUIDs(t, "dgx-h100")
 	code, stdout, stderr := runSelect(t, "--simulate", "dgx-h100", "-n", "2")
 	// GPUs 0-2 are busy; among the idle ones the highest index comes first.
 	if want := pick(uuids, 7, 6); code != 0 || stdout != want+"\n" || stderr != `CUDA_VISIBLE_DEVICES="`+want+"\"\n" {
@@ -376,7 +374,7 @@ func TestFormatIndex(t *testing.T) {
 }
 
 func TestInherit(t *testing.T) {
-	uuids := presetUUIDs(t, "dgx-h100")
+	uuids := fleetUUIDs(t, "dgx-h100")
 	twoModels := writeScenario(t, `{"gpus": [{"model": "h100"}, {"model": "a100"}]}`)
 	tests := []struct {
 		name    string
@@ -468,7 +466,7 @@ func waitForFile(t *testing.T, path string, done <-chan int) {
 
 func TestCommandRunsOnTheReservedDevices(t *testing.T) {
 	cleanCUDAEnv(t)
-	uuids := presetUUIDs(t, "dgx-h100")
+	uuids := fleetUUIDs(t, "dgx-h100")
 	code, stdout, stderr := runSelect(t, "--simulate", "dgx-h100", "-n", "2", "--lock-dir", t.TempDir(),
 		"--", "sh", "-c", `echo "$CUDA_VISIBLE_DEVICES"; exit 7`)
 	want := pick(uuids, 7, 6)
@@ -485,7 +483,7 @@ func TestCommandRunsOnTheReservedDevices(t *testing.T) {
 
 func TestCommandHoldsTheReservationWhileItRuns(t *testing.T) {
 	cleanCUDAEnv(t)
-	uuids := presetUUIDs(t, "dgx-h100")
+	uuids := fleetUUIDs(t, "dgx-h100")
 	locks, dir := t.TempDir(), t.TempDir()
 	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
 
@@ -621,17 +619,69 @@ func TestCommandModeTakesEveryConstraint(t *testing.T) {
 	}
 }
 
-// A GPU that fell off the bus is left out with a warning; the others are
-// chosen (it used to stop every launch on the node).
-func TestALostGPUIsLeftOutWithAWarning(t *testing.T) {
+// Devices left out (a GPU that fell off the bus, a lock file that cannot be
+// locked) are named in "nvgo-select: warning: …" lines, printing or running a
+// command, with enough devices or too few; the others are chosen (a lost GPU
+// used to stop every launch on the node).
+func TestLeftOutDevicesAreWarnedOfInBothModes(t *testing.T) {
 	cleanCUDAEnv(t)
-	fleet := writeScenario(t, `{"gpus": [{"model": "h100"}, {"model": "h100"}, {"model": "h100", "lost": true}]}`)
-	code, stdout, stderr := runSelect(t, "--simulate", fleet, "-n", "2")
-	if uuids := strings.Split(strings.TrimSpace(stdout), ","); code != 0 || len(uuids) != 2 || !strings.HasPrefix(uuids[0], "GPU-") {
-		t.Errorf("nvgo-select -n 2 = %d, %q; want 0 and two GPU UUIDs", code, stdout)
+	threeGPUs := writeScenario(t, `{"gpus": [{}, {}, {}]}`)
+	gpu2Lost := writeScenario(t, `{"gpus": [{}, {}, {"lost": true}]}`)
+	uuids := fleetUUIDs(t, threeGPUs) // the same in both: derived from the index
+	command := []string{"--", "sh", "-c", `echo "$CUDA_VISIBLE_DEVICES"`}
+	const lost = `^GPU 2 left out: .*GPU is lost$`
+	unlockable := func(i int) string {
+		return `^GPU ` + fmt.Sprint(i) + ` \(` + regexp.QuoteMeta(uuids[i]) + `\) left out: its lock file cannot be locked: .*named pipe`
 	}
-	if !strings.Contains(stderr, "warning") || !strings.Contains(stderr, "GPU 2") || !strings.Contains(stderr, "lost") {
-		t.Errorf("stderr %q; want a warning naming lost GPU 2", stderr)
+	tests := []struct {
+		name     string
+		fleet    string
+		fifoOn   []int // GPUs whose lock path holds a FIFO
+		args     []string
+		code     int
+		stdout   string
+		warnings []string // patterns, each matching a line of its own after "nvgo-select: warning: "
+	}{
+		{name: "printing names a lost GPU", fleet: gpu2Lost, args: []string{"-n", "2"},
+			stdout: pick(uuids, 1, 0) + "\n", warnings: []string{lost}},
+		{name: "printing too few names a lost GPU", fleet: gpu2Lost, args: []string{"-n", "3"},
+			code: exitTooFew, warnings: []string{lost}},
+		{name: "a command names a lost GPU", fleet: gpu2Lost, args: append([]string{"-n", "2"}, command...),
+			stdout: pick(uuids, 1, 0) + "\n", warnings: []string{lost}},
+		{name: "a command names a GPU whose lock file is a FIFO", fleet: threeGPUs, fifoOn: []int{2}, args: append([]string{"-n", "2"}, command...),
+			stdout: pick(uuids, 1, 0) + "\n", warnings: []string{unlockable(2)}},
+		{name: "a command short of devices names both", fleet: gpu2Lost, fifoOn: []int{1}, args: append([]string{"-n", "2"}, command...),
+			code: exitTooFew, warnings: []string{unlockable(1), lost}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			locks := t.TempDir()
+			for _, i := range tt.fifoOn {
+				// The lock file's name, as the lock directory shows it.
+				if err := syscall.Mkfifo(filepath.Join(locks, uuids[i]+".lock"), 0o666); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := append([]string{"--simulate", tt.fleet, "--lock-dir", locks}, tt.args...)
+			code, stdout, stderr := runSelect(t, args...)
+			if code != tt.code || stdout != tt.stdout {
+				t.Errorf("nvgo-select %q = %d, %q (stderr %q); want %d, %q", args, code, stdout, stderr, tt.code, tt.stdout)
+			}
+			var warned []string
+			for _, line := range strings.Split(stderr, "\n") {
+				if w, ok := strings.CutPrefix(line, "nvgo-select: warning: "); ok {
+					warned = append(warned, w)
+				}
+			}
+			for _, want := range tt.warnings {
+				if !slices.ContainsFunc(warned, regexp.MustCompile(want).MatchString) {
+					t.Errorf("nvgo-select %q warned %q; want a warning matching %s", args, warned, want)
+				}
+			}
+			if len(warned) != len(tt.warnings) {
+				t.Errorf("nvgo-select %q warned %q; want %d warnings", args, warned, len(tt.warnings))
+			}
+		})
 	}
 }
 
