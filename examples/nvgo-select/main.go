@@ -261,7 +261,7 @@ func (o *options) print(ctx context.Context, lib *nvgo.Library, opts []nvgo.Sele
 		out += o.terminator
 	}
 	if _, err := io.WriteString(stdout, out); err != nil {
-		return 0, fail(exitUsage, "writing the selection: %v", err)
+		return 0, fail(exitUsage, "writing the selection: %w", err)
 	}
 	return exitOK, nil
 }

@@ -685,6 +685,23 @@ func TestLeftOutDevicesAreWarnedOfInBothModes(t *testing.T) {
 	}
 }
 
+// A selection that cannot be written is an error (exit 2), not a silent
+// success: the caller would take the empty output for "no device".
+func TestAFailedWriteExits2(t *testing.T) {
+	cleanCUDAEnv(t)
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full to write to: %v", err)
+	}
+	defer full.Close()
+	ownLockDir(t)
+	var stderr bytes.Buffer
+	code := run([]string{"--simulate", "dgx-h100", "-n", "2"}, full, &stderr)
+	if want := "nvgo-select: writing the selection: write /dev/full: no space left on device\n"; code != exitUsage || !strings.HasSuffix(stderr.String(), want) {
+		t.Errorf("nvgo-select -n 2 >/dev/full = %d, stderr %q; want %d and %q", code, stderr.String(), exitUsage, want)
+	}
+}
+
 // --lock-dir follows $NVGO_LOCK_DIR's rule: a missing directory is
 // created; one that cannot be used is a filesystem error (exit 2, named
 // as such, not as an NVML error).
