@@ -685,6 +685,34 @@ func TestLeftOutDevicesAreWarnedOfInBothModes(t *testing.T) {
 	}
 }
 
+// A GPU with MIG on runs work only in its MIG devices, so one with none
+// (GPU 1 of dgx-h100-mig) is never chosen, printing or running a command,
+// while the MIG devices of GPU 0 and the whole GPUs 2-7 are (issue 25's
+// "one definition of free": the exporter called such a GPU free).
+func TestAGPUWithMIGOnAndNoMIGDeviceIsNeverChosen(t *testing.T) {
+	cleanCUDAEnv(t)
+	uuids := fleetUUIDs(t, "dgx-h100-mig")
+	for _, args := range [][]string{
+		{"-S"},
+		{"-S", "--", "sh", "-c", `echo "$CUDA_VISIBLE_DEVICES"`},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			args := append([]string{"--simulate", "dgx-h100-mig"}, args...)
+			code, stdout, stderr := runSelect(t, args...)
+			chosen := strings.Split(strings.TrimSpace(stdout), ",")
+			want := append([]string(nil), uuids[2:]...)
+			if code != 0 || len(chosen) != 3+len(want) || slices.Contains(chosen, uuids[1]) || !slices.Equal(chosen[3:], want) {
+				t.Errorf("nvgo-select %q = %d, %q (stderr %q); want 0, three MIG devices and GPUs 2-7, not GPU 1 (%s)", args, code, chosen, stderr, uuids[1])
+			}
+			for _, c := range chosen[:min(3, len(chosen))] {
+				if !strings.HasPrefix(c, "MIG-") {
+					t.Errorf("nvgo-select %q chose %q first; want GPU 0's MIG devices", args, chosen)
+				}
+			}
+		})
+	}
+}
+
 // A selection that cannot be written is an error (exit 2), not a silent
 // success: the caller would take the empty output for "no device".
 func TestAFailedWriteExits2(t *testing.T) {
