@@ -32,7 +32,8 @@ constraints:
   --account-as-free [USER ...]
                              count the GPU memory of USER's processes as free
                              (no names: the current user); may be repeated
-  -c, --min-count N          at least N devices; fewer: exit 4 (default: 0, or 1 with a command)
+  -c, --min-count N          at least N devices; fewer: print nothing, exit 4 (default: 0,
+                             or 1 with a command)
   -C, --max-count N          at most N devices (default: all that qualify)
   -n, --count N              exactly N devices: both of the above
   -f, --min-free-memory SIZE at least SIZE free, e.g. 20GiB, 512MiB, 10G; a bare number is bytes
@@ -76,12 +77,14 @@ other:
   -h, --help                 show this help
   -V, --version              show the version
 
-When stdout is not a terminal, CUDA_VISIBLE_DEVICES="..." is also written to stderr.
+When stdout is not a terminal, what is printed is also written to stderr as
+CUDA_VISIBLE_DEVICES="...".
 
 exit status: 0 ok; 1 no usable NVIDIA driver or bad scenario; 2 bad arguments or another
 NVML error; 3 CUDA's numbering cannot be decided (--inherit, --format index); 4 fewer
-devices than --min-count. With a command: its exit status (128+N if killed by signal N),
-126 if it cannot be executed, 127 if it is not found.
+devices than --min-count. Devices are printed only with status 0. With a command: its
+exit status (128+N if killed by signal N), 126 if it cannot be executed, 127 if it is
+not found.
 `, tool.SimulateHelp("  --simulate NAME|FILE       ", "use", "or a scenario JSON file"))
 
 // options are the parsed flags.

@@ -8,23 +8,18 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"testing"
 
 	"github.com/nvgo/nvgo/fakegpu"
 	"github.com/nvgo/nvgo/nvgotest"
 )
 
-func TestMain(m *testing.M) {
-	nvgotest.RunMainIfAsked(func(args []string) int { return run(args, os.Stdout, os.Stderr) })
-	os.Exit(m.Run())
-}
-
 // TestThroughTheDriverLibrarySelectReservesAndRuns chooses GPUs as
 // --simulate does on the same fleet, then reserves them for a command that
 // sees them in CUDA_VISIBLE_DEVICES and whose exit status select passes on.
 func TestThroughTheDriverLibrarySelectReservesAndRuns(t *testing.T) {
 	cleanCUDAEnv(t)
+	ownLockDir(t) // before the first door.Command, which takes the environment
 	file := writeScenario(t, fourGPUs)
 	fleet, err := fakegpu.LoadScenario(file)
 	if err != nil {

@@ -34,8 +34,10 @@
 //
 // Exit status: 0 ok; 1 no usable NVIDIA driver or a bad --simulate file;
 // 2 bad arguments or another NVML error; 3 CUDA's numbering cannot be
-// decided (--inherit, --format index); 4 fewer devices than --min-count
-// (what was found is still printed). With a command: its status, 128+N when
+// decided (--inherit, --format index); 4 fewer devices than --min-count.
+// Devices are printed only with status 0: with too few, nothing is (no
+// CUDA_VISIBLE_DEVICES line either), so that "$(nvgo-select -n 9)" on eight
+// GPUs is empty, not a partial list. With a command: its status, 128+N when
 // signal N killed it, 126 when it cannot be executed, 127 when it is not
 // found.
 package main
@@ -126,17 +128,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 // "nvgo-select: warning: …" line each, and returns err without them: what
 // remains is an error only if something else went wrong.
 func warnLeftOut(stderr io.Writer, err error) error {
-	var left nvgo.DeviceErrors
-	if !errors.As(err, &left) {
-		return err
-	}
-	for _, d := range left {
+	for _, d := range leftOut(err) {
 		fmt.Fprintf(stderr, "nvgo-select: warning: %v\n", nvgo.DeviceErrors{d})
 	}
 	if _, only := err.(nvgo.DeviceErrors); only {
 		return nil
 	}
 	return err
+}
+
+// leftOut returns the devices of every nvgo.DeviceErrors in err's tree. A
+// reservation short of devices joins two (GPUs that could not be read, lock
+// files that cannot be locked), of which errors.As finds only the first.
+func leftOut(err error) []nvgo.DeviceError {
+	switch e := err.(type) {
+	case nvgo.DeviceErrors:
+		return e
+	case interface{ Unwrap() []error }:
+		var out []nvgo.DeviceError
+		for _, inner := range e.Unwrap() {
+			out = append(out, leftOut(inner)...)
+		}
+		return out
+	case interface{ Unwrap() error }:
+		return leftOut(e.Unwrap())
+	}
+	return nil
 }
 
 func (o *options) run(stdout, stderr io.Writer) (int, error) {
@@ -222,8 +239,12 @@ func (o *options) print(ctx context.Context, lib *nvgo.Library, opts []nvgo.Sele
 		devs, err = lib.SelectDevices(ctx, append(opts, nvgo.WithoutReserved())...)
 		err = warnLeftOut(stderr, err)
 	}
-	tooFew := errors.Is(err, nvgo.ErrTooFewDevices) || none && o.minCount > 0
-	if err != nil && !tooFew {
+	if errors.Is(err, nvgo.ErrTooFewDevices) || none && o.minCount > 0 {
+		// Printing what was found would hand $(nvgo-select -n 9) a partial
+		// list that looks like an answer.
+		return 0, fail(exitTooFew, "not enough devices: %d unreserved satisfy the constraints, at least %d wanted; printing none", len(devs), o.minCount)
+	}
+	if err != nil {
 		return 0, libraryFailure(err)
 	}
 	ids, err := o.identifiers(lib, devs)
@@ -233,9 +254,6 @@ func (o *options) print(ctx context.Context, lib *nvgo.Library, opts []nvgo.Sele
 	if !isTerminal(stdout) {
 		fmt.Fprintf(stderr, "CUDA_VISIBLE_DEVICES=\"%s\"\n", strings.Join(ids, ","))
 	}
-	if tooFew {
-		fmt.Fprintf(stderr, "nvgo-select: warning: not enough devices: found %d, wanted at least %d\n", len(devs), o.minCount)
-	}
 	out := strings.Join(ids, o.sep)
 	if len(ids) > 0 || o.terminator == "\n" {
 		// With --null, no device is no item at all (xargs -0 would see one
@@ -243,10 +261,7 @@ func (o *options) print(ctx context.Context, lib *nvgo.Library, opts []nvgo.Sele
 		out += o.terminator
 	}
 	if _, err := io.WriteString(stdout, out); err != nil {
-		return 0, fail(exitUsage, "writing the selection: %v", err)
-	}
-	if tooFew {
-		return exitTooFew, nil
+		return 0, fail(exitUsage, "writing the selection: %w", err)
 	}
 	return exitOK, nil
 }

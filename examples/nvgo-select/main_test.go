@@ -1,18 +1,25 @@
 //go:build cgo
 
 // The tests run the command through run(), as a user would run the binary,
-// on fake fleets (--simulate needs cgo). They set CUDA_VISIBLE_DEVICES and
-// CUDA_DEVICE_ORDER themselves, so they do not run in parallel. Every test
-// that reserves uses its own lock directory.
+// on fake fleets (--simulate needs cgo). They set CUDA_VISIBLE_DEVICES,
+// CUDA_DEVICE_ORDER and NVGO_LOCK_DIR themselves, so they do not run in
+// parallel. Every test uses a lock directory of its own: runSelect gives it
+// one, and the binary's default one has every GPU reserved (TestMain), so a
+// test that reads the machine's locks fails here, not only on a machine
+// where other jobs hold GPUs.
 
 package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,11 +27,104 @@ import (
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
-// runSelect runs the command with args and returns its exit status and output.
+func TestMain(m *testing.M) {
+	nvgotest.RunMainIfAsked(func(args []string) int { return run(args, os.Stdout, os.Stderr) })
+	os.Exit(runWithEveryGPUHeld(m))
+}
+
+// lockDirEnv names the default lock directory, as nvgo reads it.
+const lockDirEnv = "NVGO_LOCK_DIR"
+
+// heldLockDir is $NVGO_LOCK_DIR for the test binary, where every GPU of
+// every test fleet is reserved while the tests run: what a test would see
+// on a busy machine if it read the shared lock directory.
+var heldLockDir string
+
+// scenarioGPUs is how many GPUs of a scenario without a preset
+// (writeScenario's) runWithEveryGPUHeld reserves: more than any test's.
+const scenarioGPUs = 8
+
+// runWithEveryGPUHeld runs the tests with $NVGO_LOCK_DIR set to a directory
+// where every device of every preset, and of a scenario's first
+// scenarioGPUs GPUs, is reserved.
+func runWithEveryGPUHeld(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "nvgo-select-held-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	held, err := holdEveryGPU(dir)
+	defer func() {
+		for _, r := range held {
+			r.Release()
+		}
+	}()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "reserving every GPU in %s: %v\n", dir, err)
+		return 1
+	}
+	heldLockDir = dir
+	if err := os.Setenv(lockDirEnv, dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// holdEveryGPU reserves in dir every device of the fleets tests use, and
+// returns the reservations, which hold while they are reachable.
+func holdEveryGPU(dir string) ([]*nvgo.Reservation, error) {
+	fleets := []*fakegpu.Fleet{fakegpu.New(make([]fakegpu.GPUSpec, scenarioGPUs)...)}
+	for _, name := range fakegpu.PresetNames() {
+		f, err := fakegpu.Preset(name)
+		if err != nil {
+			return nil, err
+		}
+		fleets = append(fleets, f)
+	}
+	var held []*nvgo.Reservation
+	for _, f := range fleets {
+		lib, err := nvgo.Open(nvgo.WithNVML(f))
+		if err != nil {
+			return held, err
+		}
+		// One reservation takes at most one MIG device per GPU (CUDA's
+		// limits): reserve until nothing unreserved is left.
+		for {
+			r, err := lib.ReserveDevices(context.Background(), nvgo.WithLockDir(dir), nvgo.WithMinCount(1), nvgo.WithoutReserved())
+			if errors.Is(err, nvgo.ErrTooFewDevices) {
+				break
+			}
+			if err != nil {
+				lib.Close()
+				return held, err
+			}
+			held = append(held, r)
+		}
+		lib.Close()
+	}
+	return held, nil
+}
+
+// ownLockDir points $NVGO_LOCK_DIR at a lock directory of the test's own
+// for the rest of the test, unless the test has set one. A --lock-dir still
+// wins; tests whose runs must see each other's reservations name one.
+func ownLockDir(t *testing.T) {
+	t.Helper()
+	if os.Getenv(lockDirEnv) == heldLockDir {
+		t.Setenv(lockDirEnv, t.TempDir())
+	}
+}
+
+// runSelect runs the command with args and returns its exit status and
+// output, with a lock directory of the test's own (ownLockDir).
 func runSelect(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	ownLockDir(t)
 	var out, errOut bytes.Buffer
 	code = run(args, &out, &errOut)
 	return code, out.String(), errOut.String()
@@ -52,23 +152,19 @@ func writeScenario(t *testing.T, doc string) string {
 	return path
 }
 
-// presetUUIDs returns the UUIDs of a preset's GPUs by NVML index.
-func presetUUIDs(t *testing.T, name string) []string {
+// fleetUUIDs returns the UUIDs of the GPUs of a preset or scenario file by
+// NVML index, lost ones included.
+func fleetUUIDs(t *testing.T, nameOrFile string) []string {
 	t.Helper()
-	fleet, err := fakegpu.Preset(name)
+	fleet, err := fakegpu.Load(nameOrFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib, err := nvgo.Open(nvgo.WithNVML(fleet))
-	if err != nil {
-		t.Fatal(err)
+	uuids := make([]string, fleet.Count())
+	for i := range uuids {
+		uuids[i] = fleet.GPU(i).UUID()
 	}
-	defer lib.Close()
-	devs, err := lib.Devices()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nvgo.DeviceUUIDs(devs)
+	return uuids
 }
 
 // pick returns uuids[i] for each i, joined by commas.
@@ -161,7 +257,7 @@ func TestSeparators(t *testing.T) {
 
 func TestUUIDsAreTheDefault(t *testing.T) {
 	cleanCUDAEnv(t)
-	uuids := presetUUIDs(t, "dgx-h100")
+	uuids := fleetUUIDs(t, "dgx-h100")
 	code, stdout, stderr := runSelect(t, "--simulate", "dgx-h100", "-n", "2")
 	// GPUs 0-2 are busy; among the idle ones the highest index comes first.
 	if want := pick(uuids, 7, 6); code != 0 || stdout != want+"\n" || stderr != `CUDA_VISIBLE_DEVICES="`+want+"\"\n" {
@@ -198,27 +294,34 @@ func TestAccountAsFreeCountsTheUsersMemoryAsFree(t *testing.T) {
 	}
 }
 
-func TestTooFewDevicesExit4WithWhatWasFound(t *testing.T) {
+// With too few devices nothing reaches stdout, so that
+// CUDA_VISIBLE_DEVICES=$(nvgo-select -n 9) on eight GPUs is not a partial
+// list that looks like an answer; stderr says why, and nothing else.
+func TestTooFewDevicesExit4AndPrintNothing(t *testing.T) {
 	cleanCUDAEnv(t)
 	fleet := writeScenario(t, fourGPUs)
+	twoModels := writeScenario(t, `{"gpus": [{"model": "h100"}, {"model": "a100"}]}`)
 	tests := []struct {
-		name string
-		args []string
-		want string
+		name    string
+		args    []string
+		message string // the one line on stderr
 	}{
-		{"-c above the fleet", []string{"-c", "5"}, "2,1,3,0\n"},
-		{"-n above what qualifies", []string{"-n", "3", "-f", "50GiB"}, "2,1\n"},
-		{"-c 1 and nothing qualifies", []string{"-c", "1", "-t", "1TiB"}, "\n"},
+		{"-n above the fleet", []string{"--simulate", "dgx-h100", "-n", "9"}, "8 unreserved satisfy the constraints, at least 9 wanted; printing none"},
+		{"-c above the fleet", []string{"--simulate", fleet, "-c", "5"}, "4 unreserved satisfy the constraints, at least 5 wanted"},
+		{"-n above what qualifies", []string{"--simulate", fleet, "-n", "3", "-f", "50GiB"}, "2 unreserved satisfy the constraints, at least 3 wanted"},
+		{"-c 1 and nothing qualifies", []string{"--simulate", fleet, "-c", "1", "-t", "1TiB"}, "0 unreserved satisfy the constraints, at least 1 wanted"},
+		{"-0 prints no NUL either", []string{"--simulate", fleet, "-0", "-c", "5"}, "at least 5 wanted"},
+		{"--newline prints no newline either", []string{"--simulate", fleet, "--newline", "-c", "5"}, "at least 5 wanted"},
+		{"indices are not needed, so not refused", []string{"--simulate", twoModels, "-O", "index", "-c", "3"}, "2 unreserved satisfy the constraints, at least 3 wanted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"--simulate", fleet, "-O", "index"}, tt.args...)
-			code, stdout, stderr := runSelect(t, args...)
-			if code != exitTooFew || stdout != tt.want {
-				t.Errorf("nvgo-select %q = %d, %q; want %d, %q", args, code, stdout, exitTooFew, tt.want)
+			code, stdout, stderr := runSelect(t, tt.args...)
+			if code != exitTooFew || stdout != "" {
+				t.Errorf("nvgo-select %q = %d, stdout %q; want %d and nothing", tt.args, code, stdout, exitTooFew)
 			}
-			if !strings.Contains(stderr, "nvgo-select: warning: not enough devices") {
-				t.Errorf("nvgo-select %q stderr = %q; want a warning", args, stderr)
+			if want := "nvgo-select: not enough devices: "; !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, tt.message) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("nvgo-select %q stderr = %q; want one line, %q…%q (no CUDA_VISIBLE_DEVICES line)", tt.args, stderr, want, tt.message)
 			}
 		})
 	}
@@ -271,7 +374,7 @@ func TestFormatIndex(t *testing.T) {
 }
 
 func TestInherit(t *testing.T) {
-	uuids := presetUUIDs(t, "dgx-h100")
+	uuids := fleetUUIDs(t, "dgx-h100")
 	twoModels := writeScenario(t, `{"gpus": [{"model": "h100"}, {"model": "a100"}]}`)
 	tests := []struct {
 		name    string
@@ -289,7 +392,7 @@ func TestInherit(t *testing.T) {
 			args: []string{"--simulate", "dgx-h100", "-i", "-n", "1", "-O", "index"}, stdout: "6\n"},
 		{name: "an unset variable means every device", args: []string{"--simulate", "dgx-h100", "-i", "-n", "1", "-O", "index"}, stdout: "7\n"},
 		{name: "an empty value leaves no device", args: []string{"--simulate", "dgx-h100", "-i", ""}, stdout: "\n", message: "leaves CUDA no device"},
-		{name: "no device is too few for -c 1", args: []string{"--simulate", "dgx-h100", "-i=", "-c", "1"}, code: exitTooFew, stdout: "\n", message: "not enough devices"},
+		{name: "no device is too few for -c 1", args: []string{"--simulate", "dgx-h100", "-i=", "-c", "1"}, code: exitTooFew, message: "not enough devices"},
 		{name: "an undecidable value without a CUDA driver exits 3", args: []string{"--simulate", twoModels, "-i", "0"},
 			code: exitCUDA, message: "nvgo-select: --inherit: "},
 		{name: "and says there is no driver to ask", args: []string{"--simulate", twoModels, "-i", "0"},
@@ -363,7 +466,7 @@ func waitForFile(t *testing.T, path string, done <-chan int) {
 
 func TestCommandRunsOnTheReservedDevices(t *testing.T) {
 	cleanCUDAEnv(t)
-	uuids := presetUUIDs(t, "dgx-h100")
+	uuids := fleetUUIDs(t, "dgx-h100")
 	code, stdout, stderr := runSelect(t, "--simulate", "dgx-h100", "-n", "2", "--lock-dir", t.TempDir(),
 		"--", "sh", "-c", `echo "$CUDA_VISIBLE_DEVICES"; exit 7`)
 	want := pick(uuids, 7, 6)
@@ -380,7 +483,7 @@ func TestCommandRunsOnTheReservedDevices(t *testing.T) {
 
 func TestCommandHoldsTheReservationWhileItRuns(t *testing.T) {
 	cleanCUDAEnv(t)
-	uuids := presetUUIDs(t, "dgx-h100")
+	uuids := fleetUUIDs(t, "dgx-h100")
 	locks, dir := t.TempDir(), t.TempDir()
 	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
 
@@ -516,17 +619,114 @@ func TestCommandModeTakesEveryConstraint(t *testing.T) {
 	}
 }
 
-// A GPU that fell off the bus is left out with a warning; the others are
-// chosen (it used to stop every launch on the node).
-func TestALostGPUIsLeftOutWithAWarning(t *testing.T) {
+// Devices left out (a GPU that fell off the bus, a lock file that cannot be
+// locked) are named in "nvgo-select: warning: …" lines, printing or running a
+// command, with enough devices or too few; the others are chosen (a lost GPU
+// used to stop every launch on the node).
+func TestLeftOutDevicesAreWarnedOfInBothModes(t *testing.T) {
 	cleanCUDAEnv(t)
-	fleet := writeScenario(t, `{"gpus": [{"model": "h100"}, {"model": "h100"}, {"model": "h100", "lost": true}]}`)
-	code, stdout, stderr := runSelect(t, "--simulate", fleet, "-n", "2")
-	if uuids := strings.Split(strings.TrimSpace(stdout), ","); code != 0 || len(uuids) != 2 || !strings.HasPrefix(uuids[0], "GPU-") {
-		t.Errorf("nvgo-select -n 2 = %d, %q; want 0 and two GPU UUIDs", code, stdout)
+	threeGPUs := writeScenario(t, `{"gpus": [{}, {}, {}]}`)
+	gpu2Lost := writeScenario(t, `{"gpus": [{}, {}, {"lost": true}]}`)
+	uuids := fleetUUIDs(t, threeGPUs) // the same in both: derived from the index
+	command := []string{"--", "sh", "-c", `echo "$CUDA_VISIBLE_DEVICES"`}
+	const lost = `^GPU 2 left out: .*GPU is lost$`
+	unlockable := func(i int) string {
+		return `^GPU ` + fmt.Sprint(i) + ` \(` + regexp.QuoteMeta(uuids[i]) + `\) left out: its lock file cannot be locked: .*named pipe`
 	}
-	if !strings.Contains(stderr, "warning") || !strings.Contains(stderr, "GPU 2") || !strings.Contains(stderr, "lost") {
-		t.Errorf("stderr %q; want a warning naming lost GPU 2", stderr)
+	tests := []struct {
+		name     string
+		fleet    string
+		fifoOn   []int // GPUs whose lock path holds a FIFO
+		args     []string
+		code     int
+		stdout   string
+		warnings []string // patterns, each matching a line of its own after "nvgo-select: warning: "
+	}{
+		{name: "printing names a lost GPU", fleet: gpu2Lost, args: []string{"-n", "2"},
+			stdout: pick(uuids, 1, 0) + "\n", warnings: []string{lost}},
+		{name: "printing too few names a lost GPU", fleet: gpu2Lost, args: []string{"-n", "3"},
+			code: exitTooFew, warnings: []string{lost}},
+		{name: "a command names a lost GPU", fleet: gpu2Lost, args: append([]string{"-n", "2"}, command...),
+			stdout: pick(uuids, 1, 0) + "\n", warnings: []string{lost}},
+		{name: "a command names a GPU whose lock file is a FIFO", fleet: threeGPUs, fifoOn: []int{2}, args: append([]string{"-n", "2"}, command...),
+			stdout: pick(uuids, 1, 0) + "\n", warnings: []string{unlockable(2)}},
+		{name: "a command short of devices names both", fleet: gpu2Lost, fifoOn: []int{1}, args: append([]string{"-n", "2"}, command...),
+			code: exitTooFew, warnings: []string{unlockable(1), lost}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			locks := t.TempDir()
+			for _, i := range tt.fifoOn {
+				// The lock file's name, as the lock directory shows it.
+				if err := syscall.Mkfifo(filepath.Join(locks, uuids[i]+".lock"), 0o666); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := append([]string{"--simulate", tt.fleet, "--lock-dir", locks}, tt.args...)
+			code, stdout, stderr := runSelect(t, args...)
+			if code != tt.code || stdout != tt.stdout {
+				t.Errorf("nvgo-select %q = %d, %q (stderr %q); want %d, %q", args, code, stdout, stderr, tt.code, tt.stdout)
+			}
+			var warned []string
+			for _, line := range strings.Split(stderr, "\n") {
+				if w, ok := strings.CutPrefix(line, "nvgo-select: warning: "); ok {
+					warned = append(warned, w)
+				}
+			}
+			for _, want := range tt.warnings {
+				if !slices.ContainsFunc(warned, regexp.MustCompile(want).MatchString) {
+					t.Errorf("nvgo-select %q warned %q; want a warning matching %s", args, warned, want)
+				}
+			}
+			if len(warned) != len(tt.warnings) {
+				t.Errorf("nvgo-select %q warned %q; want %d warnings", args, warned, len(tt.warnings))
+			}
+		})
+	}
+}
+
+// A GPU with MIG on runs work only in its MIG devices, so one with none
+// (GPU 1 of dgx-h100-mig) is never chosen, printing or running a command,
+// while the MIG devices of GPU 0 and the whole GPUs 2-7 are (issue 25's
+// "one definition of free": the exporter called such a GPU free).
+func TestAGPUWithMIGOnAndNoMIGDeviceIsNeverChosen(t *testing.T) {
+	cleanCUDAEnv(t)
+	uuids := fleetUUIDs(t, "dgx-h100-mig")
+	for _, args := range [][]string{
+		{"-S"},
+		{"-S", "--", "sh", "-c", `echo "$CUDA_VISIBLE_DEVICES"`},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			args := append([]string{"--simulate", "dgx-h100-mig"}, args...)
+			code, stdout, stderr := runSelect(t, args...)
+			chosen := strings.Split(strings.TrimSpace(stdout), ",")
+			want := append([]string(nil), uuids[2:]...)
+			if code != 0 || len(chosen) != 3+len(want) || slices.Contains(chosen, uuids[1]) || !slices.Equal(chosen[3:], want) {
+				t.Errorf("nvgo-select %q = %d, %q (stderr %q); want 0, three MIG devices and GPUs 2-7, not GPU 1 (%s)", args, code, chosen, stderr, uuids[1])
+			}
+			for _, c := range chosen[:min(3, len(chosen))] {
+				if !strings.HasPrefix(c, "MIG-") {
+					t.Errorf("nvgo-select %q chose %q first; want GPU 0's MIG devices", args, chosen)
+				}
+			}
+		})
+	}
+}
+
+// A selection that cannot be written is an error (exit 2), not a silent
+// success: the caller would take the empty output for "no device".
+func TestAFailedWriteExits2(t *testing.T) {
+	cleanCUDAEnv(t)
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full to write to: %v", err)
+	}
+	defer full.Close()
+	ownLockDir(t)
+	var stderr bytes.Buffer
+	code := run([]string{"--simulate", "dgx-h100", "-n", "2"}, full, &stderr)
+	if want := "nvgo-select: writing the selection: write /dev/full: no space left on device\n"; code != exitUsage || !strings.HasSuffix(stderr.String(), want) {
+		t.Errorf("nvgo-select -n 2 >/dev/full = %d, stderr %q; want %d and %q", code, stderr.String(), exitUsage, want)
 	}
 }
 
