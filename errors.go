@@ -118,11 +118,13 @@ func (e DeviceErrors) Error() string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
+		label := fmt.Sprintf("GPU %d", d.Index)
+		// The errors of a GPU's calls name it already: say it once.
+		why := strings.TrimPrefix(d.Err.Error(), label+": ")
 		if d.UUID != "" {
-			fmt.Fprintf(&b, "GPU %d (%s) left out: %v", d.Index, d.UUID, d.Err)
-		} else {
-			fmt.Fprintf(&b, "GPU %d left out: %v", d.Index, d.Err)
+			label += " (" + d.UUID + ")"
 		}
+		fmt.Fprintf(&b, "%s left out: %s", label, why)
 	}
 	return b.String()
 }

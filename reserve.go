@@ -172,8 +172,7 @@ func (l *Library) ReserveDevices(ctx context.Context, opts ...SelectOption) (*Re
 		unusable = unusable[:0]
 		locks, err = reserve.TryLockFirst(dir, keys, want, accept, func(uuid string, err error) {
 			l.log.Debug("nvgo: a device left out of the reservation: its lock file cannot be locked", "uuid", uuid, "err", err)
-			unusable = append(unusable, DeviceError{Index: byUUID[uuid].Index(), UUID: uuid,
-				Err: fmt.Errorf("its lock file cannot be locked: %w", err)})
+			unusable = append(unusable, DeviceError{Index: byUUID[uuid].Index(), UUID: uuid, Err: err})
 		})
 		var short *reserve.ShortError
 		if !errors.As(err, &short) || short.Busy == 0 || short.Free+short.Busy < want ||

@@ -278,7 +278,7 @@ func TestReserveLockDirectories(t *testing.T) {
 		t.Errorf("reserved %s; want GPU 6 (GPU 7's lock file is a FIFO)", got)
 	}
 	if left := r.LeftOut(); len(left) != 1 || left[0].Index != 7 || left[0].UUID != fleet.GPU(7).UUID() ||
-		!strings.Contains(left.Error(), "lock file cannot be locked") {
-		t.Errorf("LeftOut() = %v; want GPU 7, whose lock file cannot be locked", left)
+		!strings.Contains(left.Error(), "unusable lock file") {
+		t.Errorf("LeftOut() = %v; want GPU 7, whose lock file is unusable", left)
 	}
 }

@@ -631,7 +631,7 @@ func TestLeftOutDevicesAreWarnedOfInBothModes(t *testing.T) {
 	command := []string{"--", "sh", "-c", `echo "$CUDA_VISIBLE_DEVICES"`}
 	const lost = `^GPU 2 left out: .*GPU is lost$`
 	unlockable := func(i int) string {
-		return `^GPU ` + fmt.Sprint(i) + ` \(` + regexp.QuoteMeta(uuids[i]) + `\) left out: its lock file cannot be locked: .*named pipe`
+		return `^GPU ` + fmt.Sprint(i) + ` \(` + regexp.QuoteMeta(uuids[i]) + `\) left out: unusable lock file: .*named pipe`
 	}
 	tests := []struct {
 		name     string

@@ -92,7 +92,8 @@ func TryLock(dir, key string) (*Lock, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, key+lockSuffix)
-	unusable := func(err error) error { return fmt.Errorf("reserve: %w: %w", ErrUnusableFile, err) }
+	// The cause names the file; callers name the key or the device.
+	unusable := func(err error) error { return fmt.Errorf("%w: %w", ErrUnusableFile, err) }
 	for range maxReopen {
 		f, writable, err := openLockFile(path)
 		if err != nil {
