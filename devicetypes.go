@@ -49,7 +49,8 @@ func (m *ComputeMode) UnmarshalText(b []byte) error {
 // PState is a performance state: 0 (P0, fastest) to 15 (P15, slowest).
 type PState int
 
-// String returns "P0".."P15", or "P?" for NVML's "unknown" (32).
+// String returns "P0".."P15", or "P?" for a value out of that range (the
+// library reports NVML's "unknown" as N/A, never as a PState).
 func (p PState) String() string {
 	if p < 0 || p > 15 {
 		return "P?"

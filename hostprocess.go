@@ -495,22 +495,23 @@ func (p *HostProcess) Children() ([]*HostProcess, error) {
 // so a signal never reaches a process that took over the PID. Where the
 // kernel has pidfds (Linux 5.3 and later) the signal goes through one opened
 // before the check, which closes the race between the check and the kill.
-// A permission error wraps ErrNoPermission.
+// A permission error wraps ErrNoPermission. The signal goes through the
+// Library's host source (WithHostSource): a simulated process is signalled
+// in its simulation, never as the real process that has its PID.
 func (p *HostProcess) Signal(sig syscall.Signal) error {
 	if p.unreadable != Available {
 		return fmt.Errorf("signal %v: %w", sig, p.unreadableErr)
 	}
-	proc, err := os.FindProcess(int(p.pid))
-	if err != nil {
-		return fmt.Errorf("signal %v: pid %d: %w", sig, p.pid, err)
-	}
-	defer proc.Release()
-	if _, err := p.check(); err != nil {
-		return fmt.Errorf("signal %v: %w", sig, err)
-	}
-	switch err := proc.Signal(sig); {
+	var checkErr error
+	err := p.files().src.Signal(int(p.pid), sig, func() error {
+		_, checkErr = p.check()
+		return checkErr
+	})
+	switch {
 	case err == nil:
 		return nil
+	case checkErr != nil:
+		return fmt.Errorf("signal %v: %w", sig, checkErr)
 	case errors.Is(err, os.ErrProcessDone), errors.Is(err, syscall.ESRCH):
 		p.gone.Store(true)
 		return fmt.Errorf("signal %v: %w", sig, p.goneErr())

@@ -209,7 +209,7 @@ var metricSources = []metricSource{
 		func(s *DeviceSnapshot) *Value[uint64] { return &s.TotalVolatileUncorrectedECCErrors }, nvmlx.FieldECCDBEVolatileTotal,
 		func(v nvmlx.FieldResult) uint64 { return v.Uint }, nvmlx.Device.VolatileUncorrectedECC),
 	callSource(FieldPerformanceState, false, stateMetric("performance_state", "P-state: 0 (P0, fastest) to 15."),
-		func(s *DeviceSnapshot) *Value[PState] { return &s.PerformanceState }, nvmlx.Device.PerformanceState, toPState),
+		func(s *DeviceSnapshot) *Value[PState] { return &s.PerformanceState }, performanceState, unchanged[PState]),
 	callSource(FieldDisplay, false, stateMetric("display_active", "1 when a display is initialised on the GPU (an X server, say)."),
 		func(s *DeviceSnapshot) *Value[OnOff] { return &s.DisplayActive }, nvmlx.Device.DisplayActive, toOnOff),
 	callSource(FieldDisplay, false, stateMetric("display_mode", "1 when a physical display is connected."),
@@ -256,7 +256,18 @@ func init() {
 	srcNVLinkCount = metricSourceOf("nvlink_count")
 }
 
-func toPState(p int) PState { return PState(p) }
+// errPStateUnknown is the reason a performance state is N/A when the
+// driver answers NVML's "unknown" (32): not a state that P0..P15 can say.
+var errPStateUnknown = fmt.Errorf("the driver reports the performance state as unknown: %w", ErrNotReported)
+
+// performanceState reads the P-state, N/A when the driver does not know it.
+func performanceState(d nvmlx.Device) (PState, error) {
+	p, err := d.PerformanceState()
+	if err == nil && (p < 0 || p > 15) {
+		return 0, errPStateUnknown
+	}
+	return PState(p), err
+}
 
 func readMemory(r *passReader, src *metricSource, s *DeviceSnapshot, _ *fieldBatch) {
 	m := memoryOf(readMetric(r, src, r.h.Memory, unchanged[nvmlx.Memory]))

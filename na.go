@@ -107,7 +107,7 @@ func ReasonOf(err error) Reason {
 		return InstanceGone
 	case errors.Is(err, nverr.ErrFunctionMissing):
 		return FunctionMissing
-	case errors.Is(err, nverr.ErrNotSupported):
+	case errors.Is(err, nverr.ErrNotSupported), errors.Is(err, errors.ErrUnsupported):
 		return NotSupported
 	case errors.Is(err, nverr.ErrNoPermission):
 		return NoPermission

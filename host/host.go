@@ -11,8 +11,10 @@
 package host
 
 import (
+	"os"
 	"os/user"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/nvgo/nvgo/internal/procfs"
@@ -23,7 +25,8 @@ import (
 //
 // A method about a process that does not exist returns an error matching
 // fs.ErrNotExist; about data that belongs to another user, one matching
-// fs.ErrPermission.
+// fs.ErrPermission; about data the source does not have (a simulated
+// process's environment, say), one matching errors.ErrUnsupported.
 type Source interface {
 	// Stat returns what process pid is now.
 	Stat(pid int) (ProcessStat, error)
@@ -50,6 +53,13 @@ type Source interface {
 	// this source's processes: false in a container without the host's
 	// PID namespace, where they would name unrelated processes.
 	HostPIDs() bool
+	// Signal sends sig to process pid, through a handle on the process
+	// taken before it calls same; same returns an error when the PID no
+	// longer holds the process meant, and then nothing is sent and that
+	// error is returned. Errors of the sending itself are the operating
+	// system's (syscall.ESRCH, syscall.EPERM, os.ErrProcessDone). Signal
+	// 0 checks that the process may be signalled and sends nothing.
+	Signal(pid int, sig syscall.Signal, same func() error) error
 }
 
 // ProcessStat is what a process is at one moment.
@@ -137,3 +147,18 @@ func (p ProcFS) MemoryTotal() (uint64, error) {
 // HostPIDs implements Source: whether this process shares the host's PID
 // namespace.
 func (ProcFS) HostPIDs() bool { return procfs.InHostPIDNamespace() }
+
+// Signal implements Source with kill(2). Where the kernel has pidfds
+// (Linux 5.3 and later) the handle is one, so a PID reused between same
+// and the sending cannot receive the signal.
+func (ProcFS) Signal(pid int, sig syscall.Signal, same func() error) error {
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	defer proc.Release()
+	if err := same(); err != nil {
+		return err
+	}
+	return proc.Signal(sig)
+}

@@ -411,7 +411,7 @@ func TestScreens(t *testing.T) {
 		"SM utilization (mean over each interval): now 88.0%", "CPU utilization", "Resident memory (RSS): now 10035MiB")
 	r.press("esc")
 	r.press("e")
-	wantContains(t, r.screen(), "Environment of process 4194402", "Cannot read the environment", "permission")
+	wantContains(t, r.screen(), "Environment of process 4194402", "Cannot read the environment", "simulated and has no environment")
 	r.press("q", "h")
 	wantContains(t, r.screen(), "Help", "means over each refresh interval", "I  T  K", "o then a letter")
 	r.press("?") // help again stays

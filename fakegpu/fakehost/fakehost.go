@@ -14,8 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/nvgo/nvgo/fakegpu"
@@ -124,22 +124,28 @@ func (s *Source) Cmdline(pid int) ([]string, error) {
 	return append([]string(nil), p.Host.Command...), nil
 }
 
-// Environ implements host.Source: a simulated process's environment is
-// another user's, as an unprivileged reader meets it.
+// Environ implements host.Source: a simulated process has no
+// environment, and says so (errors.ErrUnsupported) rather than invent a
+// reason.
 func (s *Source) Environ(pid int) ([]string, error) {
 	if _, ok := s.simulated(pid); ok {
-		return nil, &fs.PathError{Op: "open", Path: fmt.Sprintf("/proc/%d/environ", pid), Err: fs.ErrPermission}
+		return nil, simulatedHasNo(pid, "environment")
 	}
 	return s.real.Environ(pid)
 }
 
-// Cwd implements host.Source: a simulated process's working directory is
-// another user's.
+// Cwd implements host.Source: a simulated process has no working
+// directory (errors.ErrUnsupported).
 func (s *Source) Cwd(pid int) (string, error) {
 	if _, ok := s.simulated(pid); ok {
-		return "", &fs.PathError{Op: "readlink", Path: fmt.Sprintf("/proc/%d/cwd", pid), Err: fs.ErrPermission}
+		return "", simulatedHasNo(pid, "working directory")
 	}
 	return s.real.Cwd(pid)
+}
+
+// simulatedHasNo is the error for what a simulated process does not have.
+func simulatedHasNo(pid int, what string) error {
+	return fmt.Errorf("fakehost: process %d is simulated and has no %s: %w", pid, what, errors.ErrUnsupported)
 }
 
 // bootTime is the real host's boot time, so that simulated start times sit
@@ -188,3 +194,27 @@ func (s *Source) Username(uid uint32) (string, error) {
 
 // HostPIDs implements host.Source: the fleet's PIDs are this host's.
 func (s *Source) HostPIDs() bool { return true }
+
+// Signal implements host.Source. A simulated process is signalled in the
+// simulation, never as the real process that may hold its PID: a signal
+// whose default action ends a process (SIGTERM, SIGINT, SIGKILL, SIGHUP…)
+// stops it on every GPU, as if it had exited; one ignored by default
+// (SIGCHLD, SIGCONT, SIGURG, SIGWINCH), a stop signal and signal 0 change
+// nothing. Any other PID is the real host's.
+func (s *Source) Signal(pid int, sig syscall.Signal, same func() error) error {
+	if _, ok := s.simulated(pid); !ok {
+		return s.real.Signal(pid, sig, same)
+	}
+	if err := same(); err != nil {
+		return err
+	}
+	switch sig {
+	case 0, syscall.SIGCHLD, syscall.SIGCONT, syscall.SIGURG, syscall.SIGWINCH,
+		syscall.SIGSTOP, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU:
+		return nil
+	}
+	for i := range s.fleet.Count() {
+		s.fleet.GPU(i).StopProcess(uint32(pid))
+	}
+	return nil
+}

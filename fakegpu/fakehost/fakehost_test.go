@@ -83,20 +83,20 @@ func TestSimulatedProcessesHaveHostFacts(t *testing.T) {
 	}
 }
 
-// What another user's process keeps from an unprivileged reader stays
-// kept: a simulated process's environment and working directory are N/A
-// (NoPermission); its owner has a name.
-func TestSimulatedProcessEnvironmentIsAnotherUsers(t *testing.T) {
+// A simulated process has no environment or working directory, and the
+// source says so rather than invent a reason (it gave a permission error
+// that no file stood behind); its owner has a name.
+func TestSimulatedProcessHasNoEnvironment(t *testing.T) {
 	fleet, err := fakegpu.Preset("dgx-h100")
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := fakehost.New(fleet)
-	if _, err := src.Environ(4194401); !errors.Is(err, os.ErrPermission) {
-		t.Errorf("environ: %v; want a permission error", err)
+	if _, err := src.Environ(4194401); !errors.Is(err, errors.ErrUnsupported) || errors.Is(err, os.ErrPermission) || !strings.Contains(err.Error(), "simulated") {
+		t.Errorf("environ: %v; want an unsupported error saying the process is simulated", err)
 	}
-	if _, err := src.Cwd(4194401); !errors.Is(err, os.ErrPermission) {
-		t.Errorf("cwd: %v; want a permission error", err)
+	if _, err := src.Cwd(4194401); !errors.Is(err, errors.ErrUnsupported) || errors.Is(err, os.ErrPermission) {
+		t.Errorf("cwd: %v; want an unsupported error", err)
 	}
 	uid, err := src.Owner(4194402)
 	if err != nil {
