@@ -80,7 +80,9 @@ type model struct {
 
 	width, height int
 	screen        screen
-	returnTo      screen // where help and sub-screens go back to
+	// backTo holds the screens to go back to, the latest last: each screen
+	// opened from another returns to it (q, Esc), at most maxBack deep.
+	backTo []screen
 
 	frame  frame
 	frames int
@@ -286,7 +288,43 @@ func (m *model) selected() (procRow, bool) {
 	return procRow{}, false
 }
 
-// key handles one key press.
+// maxBack bounds the screens kept to go back to. The bindings open at most
+// four screens on top of each other (table, tree, figures, environment,
+// help); beyond maxBack the oldest is forgotten, and going back past it
+// reaches the main screen.
+const maxBack = 8
+
+// open shows screen s, to go back from to the current one.
+func (m *model) open(s screen) {
+	if len(m.backTo) == maxBack {
+		m.backTo = slices.Delete(m.backTo, 0, 1)
+	}
+	m.backTo = append(m.backTo, m.screen)
+	m.show(s)
+}
+
+// back returns to the screen the current one was opened from, or to the
+// main screen.
+func (m *model) back() {
+	s := screenMain
+	if n := len(m.backTo); n > 0 {
+		s, m.backTo = m.backTo[n-1], m.backTo[:n-1]
+	}
+	m.show(s)
+}
+
+// show makes s the current screen, at its top. Every reading is read while
+// a device screen is shown or waits under another.
+func (m *model) show(s screen) {
+	m.screen, m.subScroll = s, 0
+	m.src.readAll(s == screenDevice || slices.Contains(m.backTo, screenDevice))
+	if s == screenTree {
+		m.buildTree()
+	}
+}
+
+// key handles one key press: a confirmation's answer, the letter after
+// 'o', or what bindings say the key does on this screen.
 func (m *model) key(k string) tea.Cmd {
 	if k == "ctrl+c" {
 		return tea.Quit
@@ -304,120 +342,35 @@ func (m *model) key(k string) tea.Cmd {
 		}
 		return nil
 	}
-	page := max(m.tableRows-1, 1)
-	if m.screen != screenMain {
-		page = max(m.height-4, 1)
-	}
-	switch k {
-	case "q", "esc":
-		if m.screen == screenMain {
-			if k == "q" {
-				return tea.Quit
-			}
-			m.message = ""
-			return nil
-		}
-		if m.screen == screenDevice {
-			m.src.readAll(false)
-		}
-		m.screen, m.subScroll = m.returnTo, 0
-		if m.screen == screenTree {
-			m.buildTree()
-		}
-		return nil
-	case "h", "?":
-		if m.screen != screenHelp {
-			m.returnTo, m.screen, m.subScroll = m.screen, screenHelp, 0
-		}
-		return nil
-	case "tab":
-		if m.screen == screenDevice {
-			m.device = m.nextDevice(m.device)
-			m.subScroll = 0
-		}
-	case "up", "k":
-		m.move(-1)
-	case "down", "j":
-		m.move(1)
-	case "pgup":
-		m.move(-page)
-	case "pgdown":
-		m.move(page)
-	case "home", "g":
-		if m.screen == screenMain || m.screen == screenTree {
-			m.selectRow(0)
-		} else {
-			m.subScroll = 0
-		}
-	case "end", "G":
-		if m.screen == screenMain || m.screen == screenTree {
-			m.selectRow(len(m.rows) - 1)
-		} else {
-			m.subScroll = 1 << 30 // clamped when drawn
-		}
-	}
-	if m.screen != screenMain && m.screen != screenTree {
-		return nil
-	}
-	switch k {
-	case "space":
-		if p, ok := m.selected(); ok {
-			if m.tags[p.key] {
-				delete(m.tags, p.key)
-			} else {
-				m.tags[p.key] = true
-			}
-			m.move(1)
-		}
-	case "o":
-		m.awaitSort = true
-		m.message = "sort by: p PID, u user, g GPU memory, s SM, c CPU, m memory, t time, a command, n natural"
-	case ",":
-		m.setSort((m.sortBy + numSortKeys - 1) % numSortKeys)
-	case ".":
-		m.setSort((m.sortBy + 1) % numSortKeys)
-	case "/":
-		m.reverse = !m.reverse
-		m.rebuildRows()
-	case "c":
-		m.computeOnly = !m.computeOnly
-		m.rebuildRows()
-		m.message = map[bool]string{true: "compute processes only", false: "all processes"}[m.computeOnly]
-	case "u":
-		m.toggleUserFilter()
-	case "t":
-		if m.screen == screenTree {
-			m.screen = screenMain
-		} else {
-			m.screen, m.returnTo, m.subScroll = screenTree, screenMain, 0
-			m.buildTree()
-		}
-	case "e":
-		if p, ok := m.selected(); ok {
-			m.openEnv(p)
-		}
-	case "d":
-		m.device = ""
-		if p, ok := m.selected(); ok {
-			m.device = p.device
-		}
-		if m.deviceRow(m.device) == nil {
-			m.device = m.nextDevice("")
-		}
-		m.returnTo, m.screen, m.subScroll = m.screen, screenDevice, 0
-		m.src.readAll(true)
-	case "enter":
-		if p, ok := m.selected(); ok {
-			m.returnTo, m.screen, m.subject, m.subScroll = m.screen, screenMetrics, p, 0
-		}
-	case "I":
-		m.ask(syscall.SIGINT)
-	case "T":
-		m.ask(syscall.SIGTERM)
-	case "K":
-		m.ask(syscall.SIGKILL)
+	if b := bindingOf(m.screen, k); b != nil {
+		return b.do(m, k)
 	}
 	return nil
+}
+
+// toggleTag tags or untags the selected process, and selects the next.
+func (m *model) toggleTag() {
+	if p, ok := m.selected(); ok {
+		if m.tags[p.key] {
+			delete(m.tags, p.key)
+		} else {
+			m.tags[p.key] = true
+		}
+		m.move(1)
+	}
+}
+
+// openDevice shows the device screen of the selected process's device, or
+// of the first device.
+func (m *model) openDevice() {
+	m.device = ""
+	if p, ok := m.selected(); ok {
+		m.device = p.device
+	}
+	if m.deviceRow(m.device) == nil {
+		m.device = m.nextDevice("")
+	}
+	m.open(screenDevice)
 }
 
 func (m *model) setSort(s sortKey) {
@@ -530,7 +483,8 @@ func signalName(s syscall.Signal) string {
 
 // openEnv shows the environment of p.
 func (m *model) openEnv(p procRow) {
-	m.returnTo, m.screen, m.subject, m.subScroll = m.screen, screenEnv, p, 0
+	m.subject = p
+	m.open(screenEnv)
 	m.env, m.envErr = nil, nil
 	hp, err := m.sig.host(p.key)
 	if err != nil {

@@ -139,7 +139,13 @@ func TestInATerminalTheScreensAndKeysWork(t *testing.T) {
 	}
 	tm.keys("t")
 	tm.waitFor("Tree of the GPU processes", "[GPU 0] python3 train.py")
-	tm.keys("q", "Down", "Enter")
+	tm.keys("h") // help from the tree goes back to the tree, the tree to the table
+	tm.waitFor("Help", "I  T  K")
+	tm.keys("q")
+	tm.waitFor("Tree of the GPU processes")
+	tm.keys("q")
+	tm.waitFor("GPU     PID USER")
+	tm.keys("Down", "Enter")
 	tm.waitFor("Process 4194402 (python3, bob)", "SM utilization (mean over each interval)")
 	tm.keys("q", "h")
 	tm.waitFor("Help", "I  T  K")

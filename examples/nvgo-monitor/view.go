@@ -135,7 +135,7 @@ func (m *model) statusLine() string {
 	}
 	left := m.message
 	if left == "" {
-		left = "h help  q quit  t tree  Enter metrics  e env  d device  o/,/. sort  / reverse  c compute  u user  Space tag  I/T/K signal"
+		left = hintLines[m.screen]
 	}
 	right := strings.Join(state, "  ")
 	if f := m.frame.err; f != nil {
@@ -709,29 +709,6 @@ func (m *model) viewEnv() []string {
 	return append(lines[:min(len(lines), max(m.height-1, 0))], m.statusLine())
 }
 
-// helpKeys is the help screen's table.
-var helpKeys = [][2]string{
-	{"q", "quit (on another screen: back)"},
-	{"Ctrl-C", "quit"},
-	{"h  ?", "this help"},
-	{"Up Down  j k", "select a process (tree: the same)"},
-	{"PgUp PgDn", "a page up or down"},
-	{"Home End  g G", "first or last process"},
-	{"mouse", "click selects, the wheel scrolls"},
-	{"Space", "tag or untag the selected process"},
-	{"o then a letter", "sort by p PID, u user, g GPU memory, s SM, c CPU, m host memory, t time, a command, n natural (by GPU, then PID)"},
-	{",  .", "previous or next sort key"},
-	{"/", "reverse the order"},
-	{"c", "compute processes only (again: all)"},
-	{"u", "only the selected process's user (again: everyone)"},
-	{"t", "tree of the processes and their parents"},
-	{"Enter", "the selected process's figures over time"},
-	{"e", "the selected process's environment"},
-	{"d", "every reading of the selected process's device (Tab: the next device)"},
-	{"I  T  K", "send SIGINT, SIGTERM or SIGKILL to the tagged, else the selected, processes after y (only your own unless you are root; never to a PID that now holds another process)"},
-	{"Esc", "clear the message; on another screen: back"},
-}
-
 // viewHelp lists every key.
 func (m *model) viewHelp() []string {
 	th := &m.th
@@ -739,11 +716,14 @@ func (m *model) viewHelp() []string {
 	lines = append(lines, m.line(" Utilization and GPU memory are means over each refresh interval, from the"),
 		m.line(" driver's sample buffers (nvgo's accumulator), not one reading per refresh."), "")
 	textWidth := max(m.width-18, 20)
-	for _, k := range helpKeys {
-		for i, text := range wrapWords(k[1], textWidth) {
+	for _, b := range bindings {
+		if b.help == "" {
+			continue
+		}
+		for i, text := range wrapWords(b.help, textWidth) {
 			key := ""
 			if i == 0 {
-				key = k[0]
+				key = b.label
 			}
 			lines = append(lines, " "+th.paint(th.accent, th.fit(key, 16))+" "+th.fit(text, max(m.width-18, 0)))
 		}
