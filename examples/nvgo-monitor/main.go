@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
 
@@ -28,6 +29,7 @@ import (
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/examples/internal/tool"
+	"github.com/nvgo/nvgo/host"
 )
 
 func main() {
@@ -72,20 +74,43 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // that the PID still holds the process the monitor showed.
 type hostSignaller struct{ lib *nvgo.Library }
 
+// Why a process was not signalled or its environment not shown, in words
+// that end a sentence about it ("Could not send SIGTERM to process 42: …").
+var (
+	// errSimulated: the Library's host is a simulation (--simulate), which
+	// has no environment and takes no signal for its own processes.
+	errSimulated = errors.New("it is simulated, and no process with its PID runs on this host")
+	// errPIDReused: the PID now holds a process started at another time.
+	errPIDReused = errors.New("its PID now holds another process")
+	// errNoStartTime: without a start time a process cannot be told from
+	// one that took its PID since.
+	errNoStartTime = errors.New("its start time is unknown, so it cannot be told from a process that took its PID")
+)
+
 // host returns the process k names, or an error wrapping ErrProcessGone
 // when the PID now holds another process (or none).
 func (s hostSignaller) host(k procKey) (*nvgo.HostProcess, error) {
 	if k.created.IsZero() {
-		return nil, fmt.Errorf("pid %d: start time unknown, so its identity cannot be checked", k.pid)
+		return nil, fmt.Errorf("pid %d: %w", k.pid, errNoStartTime)
 	}
 	hp, err := s.lib.HostProcess(k.pid)
 	if err != nil {
 		return nil, err
 	}
 	if ct, ok := hp.CreateTime().Get(); !ok || !ct.Equal(k.created) {
-		return nil, fmt.Errorf("pid %d now holds another process: %w", k.pid, nvgo.ErrProcessGone)
+		return nil, fmt.Errorf("pid %d: %w: %w", k.pid, errPIDReused, nvgo.ErrProcessGone)
 	}
 	return hp, nil
+}
+
+// simulated reports whether pid, a process the Library's host knows, runs
+// on no real host: this machine's procfs has no such PID. The simulated
+// host (--simulate) answers for its own processes as another user's would,
+// so without this check the monitor would show a made-up "permission
+// denied".
+func simulated(pid int) bool {
+	_, err := host.ProcFS{}.Stat(pid)
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 }
 
 func (s hostSignaller) signal(k procKey, sig syscall.Signal) error {
@@ -93,5 +118,42 @@ func (s hostSignaller) signal(k procKey, sig syscall.Signal) error {
 	if err != nil {
 		return err
 	}
+	if simulated(k.pid) {
+		return fmt.Errorf("pid %d: %w", k.pid, errSimulated)
+	}
 	return hp.Signal(sig)
+}
+
+func (s hostSignaller) environ(k procKey) ([]string, error) {
+	hp, err := s.host(k)
+	if err != nil {
+		return nil, err
+	}
+	env := hp.Environ()
+	if e, ok := env.Get(); ok {
+		return e, nil
+	}
+	if simulated(k.pid) {
+		return nil, fmt.Errorf("pid %d: %w", k.pid, errSimulated)
+	}
+	return nil, env.Err()
+}
+
+// reason says why err kept the monitor from signalling a process or
+// showing its environment, as the end of a sentence about the process.
+func reason(err error) string {
+	for _, e := range []error{errSimulated, errPIDReused, errNoStartTime} {
+		if errors.Is(err, e) {
+			return e.Error()
+		}
+	}
+	switch {
+	case errors.Is(err, nvgo.ErrNoPermission):
+		return "permission denied (it is another user's process)"
+	case errors.Is(err, nvgo.ErrZombie):
+		return "it has exited (a zombie, waiting for its parent)"
+	case errors.Is(err, nvgo.ErrProcessGone):
+		return "it has exited"
+	}
+	return err.Error()
 }

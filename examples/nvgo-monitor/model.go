@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -56,9 +57,11 @@ type signaller interface {
 	// signal sends sig to the process k names, refusing when its PID now
 	// holds another process.
 	signal(k procKey, sig syscall.Signal) error
-	// host returns the process k names (for its tree and environment), or
-	// an error when it is gone.
+	// host returns the process k names (for its tree), or an error when it
+	// is gone.
 	host(k procKey) (*nvgo.HostProcess, error)
+	// environ returns the environment of the process k names.
+	environ(k procKey) ([]string, error)
 }
 
 // confirmation is a signal waiting for y or n.
@@ -450,23 +453,41 @@ func (m *model) answer(k string) {
 		m.message = "not sent"
 		return
 	}
-	var sent, failed []string
+	var sent []int
+	var reasons []string         // in the order first met
+	failed := map[string][]int{} // by reason
 	for _, p := range c.targets {
 		if err := m.sig.signal(p.key, c.sig); err != nil {
-			failed = append(failed, fmt.Sprintf("%d: %v", p.key.pid, err))
+			r := reason(err)
+			if failed[r] == nil {
+				reasons = append(reasons, r)
+			}
+			failed[r] = append(failed[r], p.key.pid)
 		} else {
-			sent = append(sent, fmt.Sprint(p.key.pid))
+			sent = append(sent, p.key.pid)
 			delete(m.tags, p.key)
 		}
 	}
-	var parts []string
+	var sentences []string
 	if len(sent) > 0 {
-		parts = append(parts, fmt.Sprintf("%s sent to %s", signalName(c.sig), strings.Join(sent, ", ")))
+		sentences = append(sentences, fmt.Sprintf("%s sent to %s.", signalName(c.sig), processes(sent)))
 	}
-	if len(failed) > 0 {
-		parts = append(parts, "not sent to "+strings.Join(failed, "; "))
+	for _, r := range reasons {
+		sentences = append(sentences, fmt.Sprintf("Could not send %s to %s: %s.", signalName(c.sig), processes(failed[r]), r))
 	}
-	m.message = strings.Join(parts, "; ")
+	m.message = strings.Join(sentences, " ")
+}
+
+// processes names PIDs: "process 42", "processes 42, 43".
+func processes(pids []int) string {
+	if len(pids) == 1 {
+		return fmt.Sprintf("process %d", pids[0])
+	}
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return "processes " + strings.Join(s, ", ")
 }
 
 func signalName(s syscall.Signal) string {
@@ -485,18 +506,8 @@ func signalName(s syscall.Signal) string {
 func (m *model) openEnv(p procRow) {
 	m.subject = p
 	m.open(screenEnv)
-	m.env, m.envErr = nil, nil
-	hp, err := m.sig.host(p.key)
-	if err != nil {
-		m.envErr = err
-		return
-	}
-	env := hp.Environ()
-	if e, ok := env.Get(); ok {
-		m.env = slices.Sorted(slices.Values(e))
-	} else {
-		m.envErr = env.Err()
-	}
+	env, err := m.sig.environ(p.key)
+	m.env, m.envErr = slices.Sorted(slices.Values(env)), err
 }
 
 // click selects the process row under the mouse.

@@ -209,7 +209,7 @@ func TestInATerminalTSignalsARealProcess(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("the child did not get SIGTERM:\n%s", tm.capture())
 	}
-	tm.waitFor("SIGTERM sent to " + strconv.Itoa(child.Process.Pid))
+	tm.waitFor("SIGTERM sent to process " + strconv.Itoa(child.Process.Pid) + ".")
 	tm.keys("q")
 	tm.waitFor("EXIT=0")
 }

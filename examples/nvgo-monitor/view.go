@@ -695,7 +695,10 @@ func (m *model) viewEnv() []string {
 	p := &m.subject
 	lines := []string{m.titleLine(fmt.Sprintf("Environment of process %d (%s) (q: back)", p.key.pid, p.snap.Name.Or("?")))}
 	if m.envErr != nil {
-		lines = append(lines, th.paint(th.warn, m.line(" Cannot read the environment: "+m.envErr.Error())))
+		text := fmt.Sprintf("Cannot show the environment of process %d: %s.", p.key.pid, reason(m.envErr))
+		for _, l := range wrapWords(text, max(m.width-2, 1)) {
+			lines = append(lines, th.paint(th.warn, m.line(" "+l)))
+		}
 	}
 	body := max(m.height-2, 1)
 	m.subScroll = max(min(m.subScroll, len(m.env)-body), 0)
