@@ -55,7 +55,59 @@ var bindings = []binding{
 		do: func(*model, string) tea.Cmd { return tea.Quit }},
 	{keys: []string{"h", "?"}, on: everyScreen &^ on(screenHelp), hint: "h help", label: "h  ?", help: "this help",
 		do: act(func(m *model) { m.open(screenHelp) })},
-	{keys: []string{"up", "k", "down", "j"}, on: tables | scrolled, hint: "", label: "Up Down  j k",
+	{keys: []string{"t"}, on: on(screenMain), hint: "t tree", label: "t", help: "tree of the processes and their parents",
+		do: act(func(m *model) { m.open(screenTree) })},
+	{keys: []string{"t"}, on: on(screenTree), hint: "t back", label: "t (tree)", help: "back to the table",
+		do: act((*model).back)},
+	{keys: []string{"enter"}, on: tables, hint: "Enter metrics", label: "Enter", help: "the selected process's figures over time",
+		do: act(func(m *model) {
+			if p, ok := m.selected(); ok {
+				m.subject = p
+				m.open(screenMetrics)
+			}
+		})},
+	{keys: []string{"e"}, on: tables, hint: "e env", label: "e", help: "the selected process's environment",
+		do: act(func(m *model) {
+			if p, ok := m.selected(); ok {
+				m.openEnv(p)
+			}
+		})},
+	{keys: []string{"e"}, on: on(screenMetrics), hint: "e env", label: "e (figures)", help: "that process's environment",
+		do: act(func(m *model) { m.openEnv(m.subject) })},
+	{keys: []string{"d"}, on: tables, hint: "d device", label: "d",
+		help: "every reading of the selected process's device (Tab: the next device)", do: act((*model).openDevice)},
+	{keys: []string{"tab"}, on: on(screenDevice), hint: "Tab next device", label: "Tab (device)", help: "the next device",
+		do: act(func(m *model) { m.device, m.subScroll = m.nextDevice(m.device), 0 })},
+	{keys: []string{"o"}, on: tables, hint: "o/,/. sort", label: "o then a letter",
+		help: "sort by p PID, u user, g GPU memory, s SM, c CPU, m host memory, t time, a command, n natural (by GPU, then PID)",
+		do: act(func(m *model) {
+			m.awaitSort = true
+			m.message = "sort by: p PID, u user, g GPU memory, s SM, c CPU, m memory, t time, a command, n natural"
+		})},
+	{keys: []string{",", "."}, on: tables, label: ",  .", help: "previous or next sort key",
+		do: func(m *model, k string) tea.Cmd {
+			m.setSort((m.sortBy + map[bool]sortKey{true: numSortKeys - 1, false: 1}[k == ","]) % numSortKeys)
+			return nil
+		}},
+	{keys: []string{"/"}, on: tables, hint: "/ reverse", label: "/", help: "reverse the order",
+		do: act(func(m *model) { m.reverse = !m.reverse; m.rebuildRows() })},
+	{keys: []string{"c"}, on: tables, hint: "c compute", label: "c", help: "compute processes only (again: all)",
+		do: act(func(m *model) {
+			m.computeOnly = !m.computeOnly
+			m.rebuildRows()
+			m.message = map[bool]string{true: "compute processes only", false: "all processes"}[m.computeOnly]
+		})},
+	{keys: []string{"u"}, on: tables, hint: "u user", label: "u", help: "only the selected process's user (again: everyone)",
+		do: act((*model).toggleUserFilter)},
+	{keys: []string{"space"}, on: tables, hint: "Space tag", label: "Space", help: "tag or untag the selected process",
+		do: act((*model).toggleTag)},
+	{keys: []string{"I", "T", "K"}, on: tables, hint: "I/T/K signal", label: "I  T  K",
+		help: "send SIGINT, SIGTERM or SIGKILL to the tagged, else the selected, processes after y (only your own unless you are root; never to a PID that now holds another process)",
+		do: func(m *model, k string) tea.Cmd {
+			m.ask(map[string]syscall.Signal{"I": syscall.SIGINT, "T": syscall.SIGTERM, "K": syscall.SIGKILL}[k])
+			return nil
+		}},
+	{keys: []string{"up", "k", "down", "j"}, on: tables | scrolled, label: "Up Down  j k",
 		help: "select a process (in the tree too); on the help, environment and device screens: scroll",
 		do: func(m *model, k string) tea.Cmd {
 			m.move(map[bool]int{true: -1, false: 1}[k == "up" || k == "k"])
@@ -86,58 +138,6 @@ var bindings = []binding{
 			return nil
 		}},
 	{on: on(screenMain), label: "mouse", help: "click selects, the wheel scrolls"},
-	{keys: []string{"space"}, on: tables, hint: "Space tag", label: "Space", help: "tag or untag the selected process",
-		do: act((*model).toggleTag)},
-	{keys: []string{"o"}, on: tables, hint: "o/,/. sort", label: "o then a letter",
-		help: "sort by p PID, u user, g GPU memory, s SM, c CPU, m host memory, t time, a command, n natural (by GPU, then PID)",
-		do: act(func(m *model) {
-			m.awaitSort = true
-			m.message = "sort by: p PID, u user, g GPU memory, s SM, c CPU, m memory, t time, a command, n natural"
-		})},
-	{keys: []string{",", "."}, on: tables, label: ",  .", help: "previous or next sort key",
-		do: func(m *model, k string) tea.Cmd {
-			m.setSort((m.sortBy + map[bool]sortKey{true: numSortKeys - 1, false: 1}[k == ","]) % numSortKeys)
-			return nil
-		}},
-	{keys: []string{"/"}, on: tables, hint: "/ reverse", label: "/", help: "reverse the order",
-		do: act(func(m *model) { m.reverse = !m.reverse; m.rebuildRows() })},
-	{keys: []string{"c"}, on: tables, hint: "c compute", label: "c", help: "compute processes only (again: all)",
-		do: act(func(m *model) {
-			m.computeOnly = !m.computeOnly
-			m.rebuildRows()
-			m.message = map[bool]string{true: "compute processes only", false: "all processes"}[m.computeOnly]
-		})},
-	{keys: []string{"u"}, on: tables, hint: "u user", label: "u", help: "only the selected process's user (again: everyone)",
-		do: act((*model).toggleUserFilter)},
-	{keys: []string{"t"}, on: on(screenMain), hint: "t tree", label: "t", help: "tree of the processes and their parents",
-		do: act(func(m *model) { m.open(screenTree) })},
-	{keys: []string{"t"}, on: on(screenTree), hint: "t back", label: "t (tree)", help: "back to the table",
-		do: act((*model).back)},
-	{keys: []string{"enter"}, on: tables, hint: "Enter metrics", label: "Enter", help: "the selected process's figures over time",
-		do: act(func(m *model) {
-			if p, ok := m.selected(); ok {
-				m.subject = p
-				m.open(screenMetrics)
-			}
-		})},
-	{keys: []string{"e"}, on: tables, hint: "e env", label: "e", help: "the selected process's environment",
-		do: act(func(m *model) {
-			if p, ok := m.selected(); ok {
-				m.openEnv(p)
-			}
-		})},
-	{keys: []string{"e"}, on: on(screenMetrics), hint: "e env", label: "e (figures)", help: "that process's environment",
-		do: act(func(m *model) { m.openEnv(m.subject) })},
-	{keys: []string{"d"}, on: tables, hint: "d device", label: "d",
-		help: "every reading of the selected process's device (Tab: the next device)", do: act((*model).openDevice)},
-	{keys: []string{"tab"}, on: on(screenDevice), hint: "Tab next device", label: "Tab (device)", help: "the next device",
-		do: act(func(m *model) { m.device, m.subScroll = m.nextDevice(m.device), 0 })},
-	{keys: []string{"I", "T", "K"}, on: tables, hint: "I/T/K signal", label: "I  T  K",
-		help: "send SIGINT, SIGTERM or SIGKILL to the tagged, else the selected, processes after y (only your own unless you are root; never to a PID that now holds another process)",
-		do: func(m *model, k string) tea.Cmd {
-			m.ask(map[string]syscall.Signal{"I": syscall.SIGINT, "T": syscall.SIGTERM, "K": syscall.SIGKILL}[k])
-			return nil
-		}},
 }
 
 // act makes a binding's do of f, which returns no command.

@@ -506,11 +506,12 @@ func TestResizes(t *testing.T) {
 	}
 	for _, size := range [][2]int{{160, 50}, {200, 60}, {121, 40}, {80, 24}, {79, 24}, {60, 20}, {20, 5}, {1, 1}} {
 		r.resize(size[0], size[1])
-		for _, sc := range []screen{screenMain, screenTree, screenMetrics, screenEnv, screenHelp} {
+		for _, sc := range []screen{screenMain, screenTree, screenMetrics, screenEnv, screenHelp, screenDevice} {
 			r.m.screen = sc
 			if sc == screenMetrics || sc == screenEnv {
 				r.m.subject = *r.m.rows[0]
 			}
+			r.m.device = "0:0"
 			s := r.m.render()
 			lines := strings.Split(s, "\n")
 			if len(lines) != size[1] {

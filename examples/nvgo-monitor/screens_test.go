@@ -10,6 +10,65 @@ import (
 	"github.com/nvgo/nvgo"
 )
 
+// The title says what the figures are (means over the interval) on every
+// screen, within the terminal's width, down to 80 columns and below.
+func TestTheTitleFitsAndSaysWhatTheFiguresAre(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {100, 30}, {160, 50}} {
+		for sc := screenMain; sc <= screenDevice; sc++ {
+			t.Run(fmt.Sprintf("%dx%d %s", size[0], size[1], screenNames[sc]), func(t *testing.T) {
+				r := presetRig(t, "dgx-h100")
+				r.refresh() // a second frame: the first interval
+				r.resize(size[0], size[1])
+				r.press(reach[sc]...)
+				title := strings.Split(r.screen(), "\n")[0]
+				if w := displayWidth(title); w > size[0] {
+					t.Errorf("the title is %d wide at %d columns: %q", w, size[0], title)
+				}
+				if !strings.Contains(title, "means over 1s") {
+					t.Errorf("the title does not say what the figures are: %q", title)
+				}
+				if sc == screenMain && !strings.Contains(title, "Driver 580.95.05") {
+					t.Errorf("the main screen's title lacks the driver: %q", title)
+				}
+				if size[0] >= 160 && !strings.Contains(title, r.m.frame.at.Format("2006-01-02 15:04:05")) {
+					t.Errorf("the title at %d columns lacks the date: %q", size[0], title)
+				}
+			})
+		}
+	}
+}
+
+// In the compact layout the device table's box is as wide as the process
+// table's: both span the terminal.
+func TestTheDeviceBoxIsAsWideAsTheProcessBox(t *testing.T) {
+	for _, tt := range []struct {
+		mode          string
+		width, height int
+	}{{"auto", 80, 24}, {"auto", 100, 30}, {"compact", 160, 50}} {
+		t.Run(fmt.Sprintf("%s %dx%d", tt.mode, tt.width, tt.height), func(t *testing.T) {
+			r := presetRig(t, "dgx-h100-mig")
+			r.m.opts.mode = tt.mode
+			r.resize(tt.width, tt.height)
+			if r.m.full() {
+				t.Fatal("the full layout; want the compact one")
+			}
+			corners := 0
+			for i, l := range strings.Split(r.screen(), "\n") {
+				l = stripANSI(l)
+				if strings.HasPrefix(l, r.m.th.tl) || strings.HasPrefix(l, r.m.th.bl) {
+					corners++
+					if w := displayWidth(l); w != tt.width {
+						t.Errorf("line %d, a box's edge, is %d wide; want the terminal's %d: %q", i, w, tt.width, l)
+					}
+				}
+			}
+			if corners < 3 { // the devices' top and bottom, the processes' top
+				t.Errorf("%d box edges found; want the device box's two and the process box's top", corners)
+			}
+		})
+	}
+}
+
 // What a signal did reads as sentences that name each process and why
 // one was not signalled.
 func TestSignalResultsReadAsSentences(t *testing.T) {

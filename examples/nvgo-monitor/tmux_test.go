@@ -152,7 +152,7 @@ func TestInATerminalTheScreensAndKeysWork(t *testing.T) {
 	tm.keys("q", "o", "g")
 	tm.waitFor("sorted by GPU-MEM", "GPU-MEM▲")
 	tm.tmux("resize-window", "-t", tm.name, "-x", "80", "-y", "24")
-	small := tm.waitFor("GPU  Name             Temp")
+	small := tm.waitFor("GPU  Name             Temp", "means over 1")
 	for i, l := range strings.Split(small, "\n") {
 		if w := displayWidth(l); w > 80 {
 			t.Errorf("line %d is %d wide at 80 columns: %q", i, w, l)
