@@ -218,11 +218,9 @@ func (r *renderer) device(d nvgo.DeviceSnapshot) {
 	l1 := fmt.Sprintf(" %3d  %s %4s ", d.Index, r.pad(name, 18, false), d.PersistenceMode)
 	bus := d.BusID.Or("N/A")
 	m1 := fmt.Sprintf(" %-16s %3s ", bus, d.DisplayActive)
-	ecc := d.TotalVolatileUncorrectedECCErrors.String()
-	if d.MIGMode.Or(false) {
-		ecc = "MIG: " + ecc
-	}
-	r1 := r.pad(ecc+" ", colRight, true)
+	// The GPU's own count, MIG mode on or off, as nvidia-smi shows it
+	// (the MIG rows below say that MIG is on).
+	r1 := r.pad(d.TotalVolatileUncorrectedECCErrors.String()+" ", colRight, true)
 	temp := d.Temperature.String()
 	l2 := fmt.Sprintf(" %3s %5s  %4s %12s ", fanString(d.FanSpeed), temp, d.PerformanceState, nvgo.PowerStatus(d.PowerUsage, d.PowerLimit))
 	mem := memoryUsage(d)
