@@ -1347,7 +1347,7 @@ func renderFleet(t *testing.T, fleet *fakegpu.Fleet, columns int, ascii bool) st
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	newRenderer(&out, &options{ascii: ascii}).render(snap, nvgo.HostStats{})
+	newRenderer(&out, &out, &options{ascii: ascii}).render(snap, nvgo.HostStats{})
 	return out.String()
 }
 

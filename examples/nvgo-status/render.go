@@ -66,12 +66,14 @@ var asciiBox = boxChars{
 	tee2: "|-", elbow: "`-",
 }
 
-func newRenderer(w io.Writer, o *options) *renderer {
+// newRenderer returns a renderer that writes to w, in colour and with bars
+// as stdout, where w goes, allows: a terminal, and how wide.
+func newRenderer(w, stdout io.Writer, o *options) *renderer {
 	r := &renderer{w: w, ascii: o.ascii, box: unicodeBox}
 	if o.ascii {
 		r.box = asciiBox
 	}
-	f, isFile := w.(*os.File)
+	f, isFile := stdout.(*os.File)
 	tty := isFile && isTerminal(f)
 	r.color = tty && !o.noColor
 	width := terminalWidth(f, tty)
