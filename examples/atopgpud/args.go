@@ -44,8 +44,8 @@ options:
 exit status: 0 stopped by a signal, or no usable NVIDIA driver (none
              installed or loaded, a version mismatch, no permission to use
              it) or no GPU: one log line names the cause, as atopgpud exits;
-             1 cannot listen, a bad --simulate file, or another driver
-             failure; 2 bad arguments
+             1 cannot listen, a bad --simulate file, another driver
+             failure, or this help cannot be written; 2 bad arguments
 `, tool.SimulateHelp("  --simulate NAME|FILE  ", "serve", "or a scenario JSON file (see the README)"))
 
 type options struct {

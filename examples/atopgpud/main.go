@@ -54,12 +54,15 @@
 //
 // Exit status: 0 when stopped by SIGINT or SIGTERM, or with no usable
 // NVIDIA driver or no GPU; 1 when it cannot listen, a --simulate file is
-// bad, or the driver fails otherwise; 2 on bad arguments.
+// bad, the driver fails otherwise, or --help cannot be written; 2 on bad
+// arguments.
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -76,7 +79,12 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	opts, err := parseArgs(args)
-	if code, done := tool.ArgsDone(err, usage, stdout, stderr, "atopgpud: %v\n\n%s", usage); done {
+	out := bufio.NewWriter(stdout) // --help's, checked: a failed write is an error
+	if code, done := tool.ArgsDone(err, usage, out, stderr, "atopgpud: %v\n\n%s", usage); done {
+		if err := out.Flush(); err != nil {
+			fmt.Fprintf(stderr, "atopgpud: %v\n", fmt.Errorf("cannot write the output: %w", err))
+			return 1
+		}
 		return code
 	}
 	level := slog.LevelInfo

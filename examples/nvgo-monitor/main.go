@@ -12,11 +12,13 @@
 // (h). Signals (I, T, K) go only to your own processes (any, as root),
 // after a confirmation, and never to a PID that now holds another process.
 //
-// Exit status: 0 ok, 1 no usable NVIDIA driver or a bad --simulate file, 2
-// bad arguments, 3 CUDA's device list cannot be determined (--only-visible).
+// Exit status: 0 ok, 1 no usable NVIDIA driver, a bad --simulate file or
+// --help that cannot be written, 2 bad arguments, 3 CUDA's device list
+// cannot be determined (--only-visible).
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -43,7 +45,12 @@ func main() {
 // and writer) and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o, err := parseArgs(args)
-	if code, done := tool.ArgsDone(err, usageText(), stdout, stderr, "nvgo-monitor: %v (see nvgo-monitor --help)\n"); done {
+	out := bufio.NewWriter(stdout) // --help's, checked: a failed write is an error
+	if code, done := tool.ArgsDone(err, usageText(), out, stderr, "nvgo-monitor: %v (see nvgo-monitor --help)\n"); done {
+		if err := out.Flush(); err != nil {
+			fmt.Fprintf(stderr, "nvgo-monitor: %v\n", fmt.Errorf("cannot write the output: %w", err))
+			return 1
+		}
 		return code
 	}
 	lib, sel, err := tool.OpenDevices(o.simulate, true, o.only, o.onlyVisible)
