@@ -45,9 +45,11 @@
 // unit on such a machine neither fails nor restarts forever.
 //
 // A connection must send its first complete request within 5 s (atop
-// sends it at once); when all 1024 client slots are taken, the oldest
-// connection that has not sent one is closed to admit a new client, and a
-// client that has spoken is never evicted.
+// sends it at once). When all 1024 client slots are taken, the least
+// recently active connection is closed to admit a new client: one that has
+// not sent a request, the oldest first, else the one whose latest request
+// is the oldest. atop, which asks once per interval, keeps its connection
+// however many idle ones others open.
 //
 // --simulate serves a fake fleet (nvgo's fakegpu), whose clock the daemon
 // moves in step with real time, for trying atop without a GPU.
