@@ -19,7 +19,7 @@ A drop-in replacement for atop's GPU daemon (atopgpud), built on nvgo. It
 samples every NVIDIA GPU once a second into cumulative counters (busy %%,
 memory, and per process GPU memory) and serves them to atop over TCP, so
 that atop shows GPU figures averaged over its own interval. It runs in the
-foreground; stop it with SIGINT or SIGTERM.
+foreground; SIGINT, SIGTERM and SIGHUP stop it (exit status 0).
 
 Use it with atop:
   atopgpud &                 # or as a systemd service

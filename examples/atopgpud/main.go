@@ -54,7 +54,10 @@
 // --simulate serves a fake fleet (nvgo's fakegpu), whose clock the daemon
 // moves in step with real time, for trying atop without a GPU.
 //
-// Exit status: 0 when stopped by SIGINT or SIGTERM, or with no usable
+// SIGINT, SIGTERM and SIGHUP stop it cleanly; it has no configuration to
+// reload.
+//
+// Exit status: 0 when stopped by SIGINT, SIGTERM or SIGHUP, or with no usable
 // NVIDIA driver or no GPU; 1 when it cannot listen, a --simulate file is
 // bad, the driver fails otherwise, or --help cannot be written; 2 on bad
 // arguments.
@@ -107,7 +110,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer lib.Close()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too: a daemon whose terminal hangs up, or that is sent it to
+	// reload, stops cleanly (it has nothing to reload), where the default
+	// would kill it with status 129.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	d, err := startDaemon(ctx, lib, config{listen: opts.listen, interval: opts.interval, log: log})
 	if err != nil {
@@ -117,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Error("serving failed", "err", err)
 		return 1
 	}
-	log.Info("stopped")
+	log.Info("stopped", "by", context.Cause(ctx))
 	return 0
 }
 
