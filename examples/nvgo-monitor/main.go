@@ -14,7 +14,9 @@
 //
 // Exit status: 0 ok, 1 no usable NVIDIA driver, a bad --simulate file or
 // --help that cannot be written, 2 bad arguments, 3 CUDA's device list
-// cannot be determined (--only-visible).
+// cannot be determined (--only-visible), 128+N ended by signal N, as a
+// shell reports it (129: the terminal hung up; the screen's settings are
+// undone first, should the terminal still be there).
 package main
 
 import (

@@ -227,6 +227,33 @@ func TestTheTerminalIsRestored(t *testing.T) {
 			t.Errorf("after SIGTERM the alternate screen is on")
 		}
 	})
+	// A hangup ends the monitor, parent and child, as it ends any program
+	// on the terminal; should the terminal still be there, its settings
+	// are undone.
+	for _, to := range []string{"parent", "child"} {
+		t.Run("SIGHUP to the "+to, func(t *testing.T) {
+			tm := startTerm(t, 120, 40, nil, "--simulate", "dgx-h100")
+			tm.waitFor("alice")
+			parent, child := tm.monitorPIDs()
+			target := map[string]int{"parent": parent, "child": child}[to]
+			syscall.Kill(target, syscall.SIGHUP)
+			s := tm.waitFor("EXIT=")
+			if !strings.Contains(s, "nvgo-monitor: hung up (SIGHUP); the terminal was restored") || !strings.Contains(s, "EXIT=129") {
+				t.Errorf("after SIGHUP to the %s: want it said hung up, and exit status 129:\n%s", to, s)
+			}
+			if alt := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", tm.name, "#{alternate_on}")); alt != "0" {
+				t.Errorf("after SIGHUP the alternate screen is on:\n%s", s)
+			}
+			if mouse := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", tm.name, "#{mouse_any_flag}#{mouse_button_flag}#{mouse_standard_flag}")); mouse != "000" {
+				t.Errorf("after SIGHUP the mouse is still captured (%s)", mouse)
+			}
+			for _, pid := range []int{parent, child} {
+				if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+					t.Errorf("pid %d of the monitor is still there after SIGHUP (%v)", pid, err)
+				}
+			}
+		})
+	}
 	t.Run("killed mid-screen", func(t *testing.T) {
 		tm := startTerm(t, 120, 40, nil, "--simulate", "dgx-h100")
 		tm.waitFor("alice")
