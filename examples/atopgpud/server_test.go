@@ -668,7 +668,9 @@ func TestAConnectionMustSendItsFirstRequestInTime(t *testing.T) {
 				}
 			} else {
 				c.types()
-				time.Sleep(3 * firstRequestTimeout)
+				if closedByDaemon(c.c, 3*firstRequestTimeout) { // idle past the first request's deadline
+					t.Fatal("a client that asked in time was closed while idle")
+				}
 				if s := c.stats(); len(s) != 1 {
 					t.Errorf("S reply with %d GPUs after an idle while", len(s))
 				}
