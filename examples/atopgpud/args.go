@@ -19,7 +19,7 @@ A drop-in replacement for atop's GPU daemon (atopgpud), built on nvgo. It
 samples every NVIDIA GPU once a second into cumulative counters (busy %%,
 memory, and per process GPU memory) and serves them to atop over TCP, so
 that atop shows GPU figures averaged over its own interval. It runs in the
-foreground; stop it with SIGINT or SIGTERM.
+foreground; SIGINT, SIGTERM and SIGHUP stop it (exit status 0).
 
 Use it with atop:
   atopgpud &                 # or as a systemd service
@@ -44,8 +44,8 @@ options:
 exit status: 0 stopped by a signal, or no usable NVIDIA driver (none
              installed or loaded, a version mismatch, no permission to use
              it) or no GPU: one log line names the cause, as atopgpud exits;
-             1 cannot listen, a bad --simulate file, or another driver
-             failure; 2 bad arguments
+             1 cannot listen, a bad --simulate file, another driver
+             failure, or this help cannot be written; 2 bad arguments
 `, tool.SimulateHelp("  --simulate NAME|FILE  ", "serve", "or a scenario JSON file (see the README)"))
 
 type options struct {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/nvgo/nvgo/fakegpu"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 // lockedBuffer is a bytes.Buffer that the daemon's goroutines may write to
@@ -135,6 +136,45 @@ func TestRunServesUntilSIGTERM(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "msg=stopped") {
 		t.Errorf("no 'stopped' in the log:\n%s", stderr.String())
+	}
+}
+
+// SIGINT, SIGTERM and SIGHUP each stop the daemon cleanly: exit status 0,
+// "stopped" logged with the signal. (SIGHUP's default would kill it with
+// status 129.) Each runs the daemon as a process of its own, which the
+// signal goes to.
+func TestASignalStopsTheDaemonCleanly(t *testing.T) {
+	for name, sig := range map[string]syscall.Signal{"SIGINT": syscall.SIGINT, "SIGTERM": syscall.SIGTERM, "SIGHUP": syscall.SIGHUP} {
+		t.Run(name, func(t *testing.T) {
+			cmd := nvgotest.Program(t, "--simulate", "dgx-h100", "--listen", "127.0.0.1:0", "-v")
+			var log lockedBuffer
+			cmd.Stderr = &log
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			t.Cleanup(func() { cmd.Process.Kill() })
+			for deadline := time.Now().Add(20 * time.Second); !strings.Contains(log.String(), "serving atop"); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the daemon did not start; log:\n%s", log.String())
+				}
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("after %v: %v; want exit status 0. log:\n%s", sig, err, log.String())
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the daemon did not stop within 10s of %v", sig)
+			}
+			if l := log.String(); !strings.Contains(l, "msg=stopped by=") || !strings.Contains(l, sig.String()) {
+				t.Errorf("the log does not say it stopped, and by %v:\n%s", sig, l)
+			}
+		})
 	}
 }
 

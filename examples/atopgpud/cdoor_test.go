@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -77,7 +78,9 @@ func TestThroughTheDriverLibraryRealAtopShowsTheFleet(t *testing.T) {
 			t.Fatalf("the daemon did not start; log:\n%s", log.String())
 		}
 	}
-	time.Sleep(2 * time.Second) // a few ticks, so atop's first sample has counters
+	// A few ticks, so that atop's first sample has counters: asked of the
+	// daemon itself, on a connection of the test's own.
+	waitForTicks(t, defaultListen, 3)
 
 	actx, acancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer acancel()
@@ -128,6 +131,28 @@ func TestThroughTheDriverLibraryRealAtopShowsTheFleet(t *testing.T) {
 			if got := l.int(t, 12+i); got != w {
 				t.Errorf("sample %d: PRE field %d = %d, want %d: %s", l.sample, 12+i, got, w, strings.Join(l.f, " "))
 			}
+		}
+	}
+}
+
+// waitForTicks waits until the daemon at addr has sampled n times: its S
+// reply counts the samples of each GPU.
+func waitForTicks(t *testing.T, addr string, n int64) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cl := &client{t: t, c: c, r: bufio.NewReader(c)}
+	cl.types()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		s := cl.stats()
+		if len(s) > 0 && s[0].vals[4] >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon did not sample %d times within 20s: S reply %+v", n, s)
 		}
 	}
 }

@@ -45,21 +45,29 @@
 // unit on such a machine neither fails nor restarts forever.
 //
 // A connection must send its first complete request within 5 s (atop
-// sends it at once); when all 1024 client slots are taken, the oldest
-// connection that has not sent one is closed to admit a new client, and a
-// client that has spoken is never evicted.
+// sends it at once). When all 1024 client slots are taken, the least
+// recently active connection is closed to admit a new client: one that has
+// not sent a request, the oldest first, else the one whose latest request
+// is the oldest. atop, which asks once per interval, keeps its connection
+// however many idle ones others open.
 //
 // --simulate serves a fake fleet (nvgo's fakegpu), whose clock the daemon
 // moves in step with real time, for trying atop without a GPU.
 //
-// Exit status: 0 when stopped by SIGINT or SIGTERM, or with no usable
+// SIGINT, SIGTERM and SIGHUP stop it cleanly; it has no configuration to
+// reload.
+//
+// Exit status: 0 when stopped by SIGINT, SIGTERM or SIGHUP, or with no usable
 // NVIDIA driver or no GPU; 1 when it cannot listen, a --simulate file is
-// bad, or the driver fails otherwise; 2 on bad arguments.
+// bad, the driver fails otherwise, or --help cannot be written; 2 on bad
+// arguments.
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -76,7 +84,12 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	opts, err := parseArgs(args)
-	if code, done := tool.ArgsDone(err, usage, stdout, stderr, "atopgpud: %v\n\n%s", usage); done {
+	out := bufio.NewWriter(stdout) // --help's, checked: a failed write is an error
+	if code, done := tool.ArgsDone(err, usage, out, stderr, "atopgpud: %v\n\n%s", usage); done {
+		if err := out.Flush(); err != nil {
+			fmt.Fprintf(stderr, "atopgpud: %v\n", fmt.Errorf("cannot write the output: %w", err))
+			return 1
+		}
 		return code
 	}
 	level := slog.LevelInfo
@@ -97,7 +110,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer lib.Close()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too: a daemon whose terminal hangs up, or that is sent it to
+	// reload, stops cleanly (it has nothing to reload), where the default
+	// would kill it with status 129.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	d, err := startDaemon(ctx, lib, config{listen: opts.listen, interval: opts.interval, log: log})
 	if err != nil {
@@ -107,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Error("serving failed", "err", err)
 		return 1
 	}
-	log.Info("stopped")
+	log.Info("stopped", "by", context.Cause(ctx))
 	return 0
 }
 

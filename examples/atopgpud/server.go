@@ -27,10 +27,8 @@ const (
 	// after this, so that its connection's goroutine ends.
 	defaultWriteTimeout = 10 * time.Second
 	// defaultMaxClients bounds the connections served at once; each holds
-	// a goroutine and an accumulator reader. Beyond it the oldest
-	// connection that has not yet sent a complete request is closed to
-	// admit a new one; only when every connection has spoken is the new
-	// one closed at once.
+	// a goroutine and an accumulator reader. Beyond it the least recently
+	// active connection is closed to admit a new one (see evictLocked).
 	defaultMaxClients = 1024
 )
 
@@ -48,16 +46,20 @@ type server struct {
 	firstRequestTimeout, requestTimeout, writeTimeout time.Duration
 	maxClients                                        int
 
-	mu       sync.Mutex
-	conns    map[net.Conn]*tracked // nil once shut down
-	accepted uint64                // connections tracked so far, to order them
-	wg       sync.WaitGroup
+	mu    sync.Mutex
+	conns map[net.Conn]*tracked // nil once shut down
+	// events counts the connections accepted and the requests received,
+	// to order them in time.
+	events uint64
+	wg     sync.WaitGroup
 }
 
 // tracked is what the server knows of a connection it serves.
 type tracked struct {
-	seq    uint64 // its place in the order of acceptance
-	spoken bool   // it has sent a complete request: it is never evicted
+	accepted uint64 // when it was accepted (server.events)
+	// active is when it last sent a complete request (server.events); 0
+	// until it has sent one.
+	active uint64
 }
 
 // newServer returns a server on ln with the default limits.
@@ -100,8 +102,7 @@ func (s *server) serve(ctx context.Context) error {
 		}
 		backoff = 0
 		if !s.track(c) {
-			s.log.Warn("too many clients; closing a new connection", "max", s.maxClients, "remote", c.RemoteAddr())
-			c.Close()
+			c.Close() // shut down
 			continue
 		}
 		s.wg.Add(1)
@@ -109,48 +110,54 @@ func (s *server) serve(ctx context.Context) error {
 	}
 }
 
-// track registers c. When the server is full it first closes the oldest
-// connection that has not spoken (see evictSilentLocked); it reports false
-// when every connection has spoken, or the server is shut down.
+// track registers c, first closing the least recently active connection
+// when the server is full (see evictLocked); it reports false when the
+// server is shut down.
 func (s *server) track(c net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.conns == nil || len(s.conns) >= s.maxClients && !s.evictSilentLocked() {
+	if s.conns == nil {
 		return false
 	}
-	s.accepted++
-	s.conns[c] = &tracked{seq: s.accepted}
+	if len(s.conns) >= s.maxClients {
+		s.evictLocked()
+	}
+	s.events++
+	s.conns[c] = &tracked{accepted: s.events}
 	return true
 }
 
-// evictSilentLocked closes the connection accepted first among those that
-// have not sent a complete request, and stops counting it (its goroutine
-// ends on its own once its read fails). It reports false when there is
-// none: a client that has spoken, such as atop, is never evicted, since
-// atop connects only once. s.mu must be held.
-func (s *server) evictSilentLocked() bool {
-	var oldest net.Conn
-	var oldestSeq uint64
+// evictLocked closes the least recently active connection, and stops
+// counting it (its goroutine ends on its own once its read fails): of those
+// that have never sent a complete request, the one accepted first; if every
+// one has spoken, the one whose latest request is the oldest. So a client
+// that polls, as atop does once per interval, keeps its connection however
+// many others connect, while connections that spoke once and went idle
+// cannot hold the server full. s.mu must be held.
+func (s *server) evictLocked() {
+	var victim net.Conn
+	var least *tracked
 	for c, tr := range s.conns {
-		if !tr.spoken && (oldest == nil || tr.seq < oldestSeq) {
-			oldest, oldestSeq = c, tr.seq
+		if least == nil || tr.active < least.active || tr.active == least.active && tr.accepted < least.accepted {
+			victim, least = c, tr
 		}
 	}
-	if oldest == nil {
-		return false
+	if victim == nil {
+		return
 	}
-	s.log.Debug("too many clients; closing the oldest one that has sent no request", "max", s.maxClients, "remote", oldest.RemoteAddr())
-	oldest.Close()
-	delete(s.conns, oldest)
-	return true
+	s.log.Debug("too many clients; closing the least recently active", "max", s.maxClients, "remote", victim.RemoteAddr(),
+		"spoken", least.active != 0)
+	victim.Close()
+	delete(s.conns, victim)
 }
 
-// spoke records that c has sent a complete request.
-func (s *server) spoke(c net.Conn) {
+// requested records that c has sent a complete request.
+func (s *server) requested(c net.Conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if tr, ok := s.conns[c]; ok {
-		tr.spoken = true
+		s.events++
+		tr.active = s.events
 	}
 }
 
@@ -193,7 +200,7 @@ func (s *server) handle(c net.Conn) {
 		requestTimeout: s.requestTimeout,
 		writeTimeout:   s.writeTimeout,
 		firstDeadline:  time.Now().Add(s.firstRequestTimeout),
-		spoke:          func() { s.spoke(c) },
+		requested:      func() { s.requested(c) },
 	}
 	c.SetReadDeadline(dc.firstDeadline)
 	err := sess.serve(dc)
@@ -219,8 +226,8 @@ type deadlineConn struct {
 	// firstDeadline is when the first request must be in; zero once it
 	// is.
 	firstDeadline time.Time
-	// spoke is called once, when the first request is complete.
-	spoke func()
+	// requested is called when a request is complete.
+	requested func()
 }
 
 // requestStarted implements requestTimer.
@@ -234,12 +241,9 @@ func (c *deadlineConn) requestStarted() {
 
 // requestReceived implements requestTimer.
 func (c *deadlineConn) requestReceived() {
-	if c.firstDeadline.IsZero() {
-		return
-	}
 	c.firstDeadline = time.Time{}
-	if c.spoke != nil {
-		c.spoke()
+	if c.requested != nil {
+		c.requested()
 	}
 }
 

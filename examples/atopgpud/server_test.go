@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -500,14 +501,14 @@ func TestSilentConnectionsDoNotLockAtopOut(t *testing.T) {
 		name   string
 		spoken int // atop-like clients that connect first and ask T
 		silent int // connections then opened that send nothing
-		// newcomerServed is whether a client that connects last is
-		// answered.
-		newcomerServed bool
+		// spokenEvicted is how many of the spoken, the first, a client
+		// that connects last evicts.
+		spokenEvicted int
 	}{
-		{name: "far more silent connections than the limit: a new client evicts the oldest", silent: 3 * maxClients, newcomerServed: true},
-		{name: "silent connections beside a client that spoke: it is kept and a new client is served", spoken: 1, silent: 3 * maxClients, newcomerServed: true},
-		{name: "silent connections are evicted oldest first", spoken: maxClients - 1, silent: 2, newcomerServed: true},
-		{name: "every slot held by a client that spoke: the new client is refused, not one of them", spoken: maxClients, silent: 0, newcomerServed: false},
+		{name: "far more silent connections than the limit: a new client evicts the oldest", silent: 3 * maxClients},
+		{name: "silent connections beside a client that spoke: it is kept and a new client is served", spoken: 1, silent: 3 * maxClients},
+		{name: "silent connections are evicted oldest first", spoken: maxClients - 1, silent: 2},
+		{name: "every slot held by a client that spoke: the new client evicts the one that spoke longest ago", spoken: maxClients, spokenEvicted: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -529,19 +530,22 @@ func TestSilentConnectionsDoNotLockAtopOut(t *testing.T) {
 			silent := r.dialSilent(tt.silent)
 
 			newcomer := r.dial()
-			body, err := newcomer.ask(requestTypes)
-			if served := err == nil && strings.HasPrefix(body, "1@"); served != tt.newcomerServed {
-				t.Errorf("newcomer: T reply %q, %v; want served = %v", body, err, tt.newcomerServed)
+			if body, err := newcomer.ask(requestTypes); err != nil || !strings.HasPrefix(body, "1@") {
+				t.Errorf("newcomer: T reply %q, %v; want it served", body, err)
 			}
 			for i, c := range spoken {
-				if s := c.stats(); len(s) != 1 {
+				if i < tt.spokenEvicted {
+					if !closedByDaemon(c.c, 10*time.Second) {
+						t.Errorf("client %d that spoke, the least recently active, is still open", i)
+					}
+				} else if s := c.stats(); len(s) != 1 {
 					t.Errorf("client %d that spoke: S reply with %d GPUs", i, len(s))
 				}
 			}
 			// The newcomer evicted the oldest silent connection still
-			// open; so, if it fitted, every silent one but the last
+			// open; so every silent one but the last
 			// maxClients-spoken-1 is closed.
-			if tt.newcomerServed && tt.silent > 0 {
+			if tt.silent > 0 {
 				keep := maxClients - tt.spoken - 1
 				for i, c := range silent {
 					want, wait := i < len(silent)-keep, 200*time.Millisecond // long enough for a close already made
@@ -560,6 +564,72 @@ func TestSilentConnectionsDoNotLockAtopOut(t *testing.T) {
 			checkNoGoroutineLeft(t, before)
 		})
 	}
+}
+
+// Connections that ask once and go idle cannot hold atop off either: when
+// the server is full, a new client evicts the least recently active
+// connection, so atop, which polls once per interval, connects and stays
+// however many idle ones there are.
+func TestIdleConnectionsDoNotLockAtopOut(t *testing.T) {
+	const maxClients = 4
+	before := runtime.NumGoroutine()
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+	r, err := startRig(t, fleet, "127.0.0.1:0", nil, time.Second, func(s *server) { s.maxClients = maxClients })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every slot taken by a client that asked once; two then ask again,
+	// so that activity and acceptance differ: the least recently active
+	// are idle1, idle3, idle2, idle0, in that order.
+	conns := map[string]*client{}
+	for i := range maxClients {
+		c := r.dial()
+		c.types()
+		conns[fmt.Sprint("idle", i)] = c
+	}
+	conns["idle2"].stats()
+	conns["idle0"].stats()
+	// checkClosed checks that the named connections, and no other, have
+	// been closed by the daemon, and forgets them.
+	checkClosed := func(step string, names ...string) {
+		t.Helper()
+		for name, c := range conns {
+			want, wait := slices.Contains(names, name), 100*time.Millisecond // long enough for a close already made
+			if want {
+				wait = 10 * time.Second
+			}
+			if closed := closedByDaemon(c.c, wait); closed != want {
+				t.Errorf("%s: %s closed = %v, want %v", step, name, closed, want)
+			}
+			if want {
+				delete(conns, name)
+			}
+		}
+	}
+	atop := r.dial()
+	if body, err := atop.ask(requestTypes); err != nil || !strings.HasPrefix(body, "1@") {
+		t.Fatalf("atop, connecting to a server full of idle clients: T reply %q, %v; want it served", body, err)
+	}
+	checkClosed("atop connected", "idle1")
+	// atop polls while clients keep connecting, asking once and going
+	// idle: each evicts the least recently active, never atop.
+	for i, evicted := range []string{"idle3", "idle2", "idle0", "new0", "new1"} {
+		if s := atop.stats(); len(s) != 1 {
+			t.Fatalf("atop's poll %d: S reply with %d GPUs", i+1, len(s))
+		}
+		c := r.dial()
+		c.types()
+		conns[fmt.Sprint("new", i)] = c
+		checkClosed(fmt.Sprintf("new%d connected", i), evicted)
+	}
+	if s := atop.stats(); len(s) != 1 {
+		t.Fatalf("atop's last poll: S reply with %d GPUs", len(s))
+	}
+	if n := r.d.srv.clients(); n != maxClients {
+		t.Errorf("%d clients tracked; want the limit, %d", n, maxClients)
+	}
+	r.shutdown()
+	checkNoGoroutineLeft(t, before)
 }
 
 func TestAConnectionMustSendItsFirstRequestInTime(t *testing.T) {
@@ -598,7 +668,9 @@ func TestAConnectionMustSendItsFirstRequestInTime(t *testing.T) {
 				}
 			} else {
 				c.types()
-				time.Sleep(3 * firstRequestTimeout)
+				if closedByDaemon(c.c, 3*firstRequestTimeout) { // idle past the first request's deadline
+					t.Fatal("a client that asked in time was closed while idle")
+				}
 				if s := c.stats(); len(s) != 1 {
 					t.Errorf("S reply with %d GPUs after an idle while", len(s))
 				}

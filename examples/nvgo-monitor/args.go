@@ -30,7 +30,10 @@ options:
 %s
   -h, --help               show this help (inside the monitor: h or ?)
 
-exit status: 0 ok, 1 no usable NVIDIA driver or a bad scenario, 2 bad arguments
+exit status: 0 ok, 1 no usable NVIDIA driver, a bad scenario or this help cannot
+             be written, 2 bad arguments, 3 CUDA's device list cannot be
+             determined (--only-visible), 128+N ended by signal N (129: the
+             terminal hung up)
 `
 
 // options are the command line's settings.

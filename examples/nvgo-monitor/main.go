@@ -12,11 +12,15 @@
 // (h). Signals (I, T, K) go only to your own processes (any, as root),
 // after a confirmation, and never to a PID that now holds another process.
 //
-// Exit status: 0 ok, 1 no usable NVIDIA driver or a bad --simulate file, 2
-// bad arguments, 3 CUDA's device list cannot be determined (--only-visible).
+// Exit status: 0 ok, 1 no usable NVIDIA driver, a bad --simulate file or
+// --help that cannot be written, 2 bad arguments, 3 CUDA's device list
+// cannot be determined (--only-visible), 128+N ended by signal N, as a
+// shell reports it (129: the terminal hung up; the screen's settings are
+// undone first, should the terminal still be there).
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -41,7 +45,12 @@ func main() {
 // and writer) and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o, err := parseArgs(args)
-	if code, done := tool.ArgsDone(err, usageText(), stdout, stderr, "nvgo-monitor: %v (see nvgo-monitor --help)\n"); done {
+	out := bufio.NewWriter(stdout) // --help's, checked: a failed write is an error
+	if code, done := tool.ArgsDone(err, usageText(), out, stderr, "nvgo-monitor: %v (see nvgo-monitor --help)\n"); done {
+		if err := out.Flush(); err != nil {
+			fmt.Fprintf(stderr, "nvgo-monitor: %v\n", fmt.Errorf("cannot write the output: %w", err))
+			return 1
+		}
 		return code
 	}
 	lib, sel, err := tool.OpenDevices(o.simulate, true, o.only, o.onlyVisible)
@@ -72,18 +81,28 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // that the PID still holds the process the monitor showed.
 type hostSignaller struct{ lib *nvgo.Library }
 
+// Why a process was not signalled or its environment not shown, in words
+// that end a sentence about it ("Could not send SIGTERM to process 42: …").
+var (
+	// errPIDReused: the PID now holds a process started at another time.
+	errPIDReused = errors.New("its PID now holds another process")
+	// errNoStartTime: without a start time a process cannot be told from
+	// one that took its PID since.
+	errNoStartTime = errors.New("its start time is unknown, so it cannot be told from a process that took its PID")
+)
+
 // host returns the process k names, or an error wrapping ErrProcessGone
 // when the PID now holds another process (or none).
 func (s hostSignaller) host(k procKey) (*nvgo.HostProcess, error) {
 	if k.created.IsZero() {
-		return nil, fmt.Errorf("pid %d: start time unknown, so its identity cannot be checked", k.pid)
+		return nil, fmt.Errorf("pid %d: %w", k.pid, errNoStartTime)
 	}
 	hp, err := s.lib.HostProcess(k.pid)
 	if err != nil {
 		return nil, err
 	}
 	if ct, ok := hp.CreateTime().Get(); !ok || !ct.Equal(k.created) {
-		return nil, fmt.Errorf("pid %d now holds another process: %w", k.pid, nvgo.ErrProcessGone)
+		return nil, fmt.Errorf("pid %d: %w: %w", k.pid, errPIDReused, nvgo.ErrProcessGone)
 	}
 	return hp, nil
 }
@@ -93,5 +112,39 @@ func (s hostSignaller) signal(k procKey, sig syscall.Signal) error {
 	if err != nil {
 		return err
 	}
+	// A simulated process (--simulate) is signalled in its simulation.
 	return hp.Signal(sig)
+}
+
+func (s hostSignaller) environ(k procKey) ([]string, error) {
+	hp, err := s.host(k)
+	if err != nil {
+		return nil, err
+	}
+	env := hp.Environ()
+	if e, ok := env.Get(); ok {
+		return e, nil
+	}
+	return nil, env.Err()
+}
+
+// reason says why err kept the monitor from signalling a process or
+// showing its environment, as the end of a sentence about the process.
+func reason(err error) string {
+	for _, e := range []error{errPIDReused, errNoStartTime} {
+		if errors.Is(err, e) {
+			return e.Error()
+		}
+	}
+	switch {
+	case errors.Is(err, nvgo.ErrNoPermission):
+		return "permission denied (it is another user's process)"
+	case errors.Is(err, errors.ErrUnsupported):
+		return "it is simulated and has none"
+	case errors.Is(err, nvgo.ErrZombie):
+		return "it has exited (a zombie, waiting for its parent)"
+	case errors.Is(err, nvgo.ErrProcessGone):
+		return "it has exited"
+	}
+	return err.Error()
 }

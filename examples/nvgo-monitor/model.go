@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -56,9 +57,11 @@ type signaller interface {
 	// signal sends sig to the process k names, refusing when its PID now
 	// holds another process.
 	signal(k procKey, sig syscall.Signal) error
-	// host returns the process k names (for its tree and environment), or
-	// an error when it is gone.
+	// host returns the process k names (for its tree), or an error when it
+	// is gone.
 	host(k procKey) (*nvgo.HostProcess, error)
+	// environ returns the environment of the process k names.
+	environ(k procKey) ([]string, error)
 }
 
 // confirmation is a signal waiting for y or n.
@@ -80,7 +83,9 @@ type model struct {
 
 	width, height int
 	screen        screen
-	returnTo      screen // where help and sub-screens go back to
+	// backTo holds the screens to go back to, the latest last: each screen
+	// opened from another returns to it (q, Esc), at most maxBack deep.
+	backTo []screen
 
 	frame  frame
 	frames int
@@ -286,7 +291,43 @@ func (m *model) selected() (procRow, bool) {
 	return procRow{}, false
 }
 
-// key handles one key press.
+// maxBack bounds the screens kept to go back to. The bindings open at most
+// four screens on top of each other (table, tree, figures, environment,
+// help); beyond maxBack the oldest is forgotten, and going back past it
+// reaches the main screen.
+const maxBack = 8
+
+// open shows screen s, to go back from to the current one.
+func (m *model) open(s screen) {
+	if len(m.backTo) == maxBack {
+		m.backTo = slices.Delete(m.backTo, 0, 1)
+	}
+	m.backTo = append(m.backTo, m.screen)
+	m.show(s)
+}
+
+// back returns to the screen the current one was opened from, or to the
+// main screen.
+func (m *model) back() {
+	s := screenMain
+	if n := len(m.backTo); n > 0 {
+		s, m.backTo = m.backTo[n-1], m.backTo[:n-1]
+	}
+	m.show(s)
+}
+
+// show makes s the current screen, at its top. Every reading is read while
+// a device screen is shown or waits under another.
+func (m *model) show(s screen) {
+	m.screen, m.subScroll = s, 0
+	m.src.readAll(s == screenDevice || slices.Contains(m.backTo, screenDevice))
+	if s == screenTree {
+		m.buildTree()
+	}
+}
+
+// key handles one key press: a confirmation's answer, the letter after
+// 'o', or what bindings say the key does on this screen.
 func (m *model) key(k string) tea.Cmd {
 	if k == "ctrl+c" {
 		return tea.Quit
@@ -304,120 +345,35 @@ func (m *model) key(k string) tea.Cmd {
 		}
 		return nil
 	}
-	page := max(m.tableRows-1, 1)
-	if m.screen != screenMain {
-		page = max(m.height-4, 1)
-	}
-	switch k {
-	case "q", "esc":
-		if m.screen == screenMain {
-			if k == "q" {
-				return tea.Quit
-			}
-			m.message = ""
-			return nil
-		}
-		if m.screen == screenDevice {
-			m.src.readAll(false)
-		}
-		m.screen, m.subScroll = m.returnTo, 0
-		if m.screen == screenTree {
-			m.buildTree()
-		}
-		return nil
-	case "h", "?":
-		if m.screen != screenHelp {
-			m.returnTo, m.screen, m.subScroll = m.screen, screenHelp, 0
-		}
-		return nil
-	case "tab":
-		if m.screen == screenDevice {
-			m.device = m.nextDevice(m.device)
-			m.subScroll = 0
-		}
-	case "up", "k":
-		m.move(-1)
-	case "down", "j":
-		m.move(1)
-	case "pgup":
-		m.move(-page)
-	case "pgdown":
-		m.move(page)
-	case "home", "g":
-		if m.screen == screenMain || m.screen == screenTree {
-			m.selectRow(0)
-		} else {
-			m.subScroll = 0
-		}
-	case "end", "G":
-		if m.screen == screenMain || m.screen == screenTree {
-			m.selectRow(len(m.rows) - 1)
-		} else {
-			m.subScroll = 1 << 30 // clamped when drawn
-		}
-	}
-	if m.screen != screenMain && m.screen != screenTree {
-		return nil
-	}
-	switch k {
-	case "space":
-		if p, ok := m.selected(); ok {
-			if m.tags[p.key] {
-				delete(m.tags, p.key)
-			} else {
-				m.tags[p.key] = true
-			}
-			m.move(1)
-		}
-	case "o":
-		m.awaitSort = true
-		m.message = "sort by: p PID, u user, g GPU memory, s SM, c CPU, m memory, t time, a command, n natural"
-	case ",":
-		m.setSort((m.sortBy + numSortKeys - 1) % numSortKeys)
-	case ".":
-		m.setSort((m.sortBy + 1) % numSortKeys)
-	case "/":
-		m.reverse = !m.reverse
-		m.rebuildRows()
-	case "c":
-		m.computeOnly = !m.computeOnly
-		m.rebuildRows()
-		m.message = map[bool]string{true: "compute processes only", false: "all processes"}[m.computeOnly]
-	case "u":
-		m.toggleUserFilter()
-	case "t":
-		if m.screen == screenTree {
-			m.screen = screenMain
-		} else {
-			m.screen, m.returnTo, m.subScroll = screenTree, screenMain, 0
-			m.buildTree()
-		}
-	case "e":
-		if p, ok := m.selected(); ok {
-			m.openEnv(p)
-		}
-	case "d":
-		m.device = ""
-		if p, ok := m.selected(); ok {
-			m.device = p.device
-		}
-		if m.deviceRow(m.device) == nil {
-			m.device = m.nextDevice("")
-		}
-		m.returnTo, m.screen, m.subScroll = m.screen, screenDevice, 0
-		m.src.readAll(true)
-	case "enter":
-		if p, ok := m.selected(); ok {
-			m.returnTo, m.screen, m.subject, m.subScroll = m.screen, screenMetrics, p, 0
-		}
-	case "I":
-		m.ask(syscall.SIGINT)
-	case "T":
-		m.ask(syscall.SIGTERM)
-	case "K":
-		m.ask(syscall.SIGKILL)
+	if b := bindingOf(m.screen, k); b != nil {
+		return b.do(m, k)
 	}
 	return nil
+}
+
+// toggleTag tags or untags the selected process, and selects the next.
+func (m *model) toggleTag() {
+	if p, ok := m.selected(); ok {
+		if m.tags[p.key] {
+			delete(m.tags, p.key)
+		} else {
+			m.tags[p.key] = true
+		}
+		m.move(1)
+	}
+}
+
+// openDevice shows the device screen of the selected process's device, or
+// of the first device.
+func (m *model) openDevice() {
+	m.device = ""
+	if p, ok := m.selected(); ok {
+		m.device = p.device
+	}
+	if m.deviceRow(m.device) == nil {
+		m.device = m.nextDevice("")
+	}
+	m.open(screenDevice)
 }
 
 func (m *model) setSort(s sortKey) {
@@ -497,23 +453,41 @@ func (m *model) answer(k string) {
 		m.message = "not sent"
 		return
 	}
-	var sent, failed []string
+	var sent []int
+	var reasons []string         // in the order first met
+	failed := map[string][]int{} // by reason
 	for _, p := range c.targets {
 		if err := m.sig.signal(p.key, c.sig); err != nil {
-			failed = append(failed, fmt.Sprintf("%d: %v", p.key.pid, err))
+			r := reason(err)
+			if failed[r] == nil {
+				reasons = append(reasons, r)
+			}
+			failed[r] = append(failed[r], p.key.pid)
 		} else {
-			sent = append(sent, fmt.Sprint(p.key.pid))
+			sent = append(sent, p.key.pid)
 			delete(m.tags, p.key)
 		}
 	}
-	var parts []string
+	var sentences []string
 	if len(sent) > 0 {
-		parts = append(parts, fmt.Sprintf("%s sent to %s", signalName(c.sig), strings.Join(sent, ", ")))
+		sentences = append(sentences, fmt.Sprintf("%s sent to %s.", signalName(c.sig), processes(sent)))
 	}
-	if len(failed) > 0 {
-		parts = append(parts, "not sent to "+strings.Join(failed, "; "))
+	for _, r := range reasons {
+		sentences = append(sentences, fmt.Sprintf("Could not send %s to %s: %s.", signalName(c.sig), processes(failed[r]), r))
 	}
-	m.message = strings.Join(parts, "; ")
+	m.message = strings.Join(sentences, " ")
+}
+
+// processes names PIDs: "process 42", "processes 42, 43".
+func processes(pids []int) string {
+	if len(pids) == 1 {
+		return fmt.Sprintf("process %d", pids[0])
+	}
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return "processes " + strings.Join(s, ", ")
 }
 
 func signalName(s syscall.Signal) string {
@@ -530,19 +504,10 @@ func signalName(s syscall.Signal) string {
 
 // openEnv shows the environment of p.
 func (m *model) openEnv(p procRow) {
-	m.returnTo, m.screen, m.subject, m.subScroll = m.screen, screenEnv, p, 0
-	m.env, m.envErr = nil, nil
-	hp, err := m.sig.host(p.key)
-	if err != nil {
-		m.envErr = err
-		return
-	}
-	env := hp.Environ()
-	if e, ok := env.Get(); ok {
-		m.env = slices.Sorted(slices.Values(e))
-	} else {
-		m.envErr = env.Err()
-	}
+	m.subject = p
+	m.open(screenEnv)
+	env, err := m.sig.environ(p.key)
+	m.env, m.envErr = slices.Sorted(slices.Values(env)), err
 }
 
 // click selects the process row under the mouse.

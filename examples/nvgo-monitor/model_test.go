@@ -37,12 +37,16 @@ type rig struct {
 
 // recordingSignaller records signals instead of sending them.
 type recordingSignaller struct {
-	sent []string
-	fail error
-	real hostSignaller
+	sent    []string
+	fail    error         // every signal fails with it
+	failPID map[int]error // or, for these PIDs, with theirs
+	real    hostSignaller
 }
 
 func (r *recordingSignaller) signal(k procKey, sig syscall.Signal) error {
+	if err := r.failPID[k.pid]; err != nil {
+		return err
+	}
 	if r.fail != nil {
 		return r.fail
 	}
@@ -51,6 +55,8 @@ func (r *recordingSignaller) signal(k procKey, sig syscall.Signal) error {
 }
 
 func (r *recordingSignaller) host(k procKey) (*nvgo.HostProcess, error) { return r.real.host(k) }
+
+func (r *recordingSignaller) environ(k procKey) ([]string, error) { return r.real.environ(k) }
 
 func newRig(t *testing.T, fleet *fakegpu.Fleet, o *options) *rig {
 	t.Helper()
@@ -332,9 +338,9 @@ func TestTaggingAndSignals(t *testing.T) {
 	if !slices.Equal(r.sig.sent, []string{"SIGINT 4194403"}) {
 		t.Errorf("I y: sent %v", r.sig.sent)
 	}
-	r.sig.fail = errors.New("pid 4194403 now holds another process")
+	r.sig.fail = fmt.Errorf("pid 4194403: %w: %w", errPIDReused, nvgo.ErrProcessGone)
 	r.press("T", "y")
-	if !strings.Contains(r.m.message, "not sent to 4194403: pid 4194403 now holds another process") {
+	if r.m.message != "Could not send SIGTERM to process 4194403: its PID now holds another process." {
 		t.Errorf("a refused signal: message %q", r.m.message)
 	}
 	// Not root: another user's processes are dimmed and not signalled.
@@ -411,7 +417,7 @@ func TestScreens(t *testing.T) {
 		"SM utilization (mean over each interval): now 88.0%", "CPU utilization", "Resident memory (RSS): now 10035MiB")
 	r.press("esc")
 	r.press("e")
-	wantContains(t, r.screen(), "Environment of process 4194402", "Cannot read the environment", "simulated and has no environment")
+	wantContains(t, r.screen(), "Environment of process 4194402", "Cannot show the environment of process 4194402: it is simulated and has none")
 	r.press("q", "h")
 	wantContains(t, r.screen(), "Help", "means over each refresh interval", "I  T  K", "o then a letter")
 	r.press("?") // help again stays
@@ -500,11 +506,12 @@ func TestResizes(t *testing.T) {
 	}
 	for _, size := range [][2]int{{160, 50}, {200, 60}, {121, 40}, {80, 24}, {79, 24}, {60, 20}, {20, 5}, {1, 1}} {
 		r.resize(size[0], size[1])
-		for _, sc := range []screen{screenMain, screenTree, screenMetrics, screenEnv, screenHelp} {
+		for _, sc := range []screen{screenMain, screenTree, screenMetrics, screenEnv, screenHelp, screenDevice} {
 			r.m.screen = sc
 			if sc == screenMetrics || sc == screenEnv {
 				r.m.subject = *r.m.rows[0]
 			}
+			r.m.device = "0:0"
 			s := r.m.render()
 			lines := strings.Split(s, "\n")
 			if len(lines) != size[1] {

@@ -72,17 +72,25 @@ func supervise() (code int, ran bool) {
 	state, _ := io.ReadAll(r) // until the child's end closes the pipe
 	r.Close()
 	err = cmd.Wait()
-	if strings.Contains(string(state), "T") && !strings.Contains(string(state), "D") {
-		restoreTerminal(fd, saved)
-		fmt.Fprintf(os.Stderr, "nvgo-monitor: ended abnormally (%v); the terminal was restored\n", err)
-	}
 	if cmd.ProcessState == nil {
 		return 1, true
 	}
-	if c := cmd.ProcessState.ExitCode(); c >= 0 {
-		return c, true
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if strings.Contains(string(state), "T") && !strings.Contains(string(state), "D") {
+		restoreTerminal(fd, saved)
+		if ws.Signaled() && ws.Signal() == syscall.SIGHUP {
+			// The terminal's hangup ends the monitor, as it ends any
+			// program on it; should the terminal still be there (a
+			// SIGHUP sent by hand), it is left as it was.
+			fmt.Fprintln(os.Stderr, "nvgo-monitor: hung up (SIGHUP); the terminal was restored")
+		} else {
+			fmt.Fprintf(os.Stderr, "nvgo-monitor: ended abnormally (%v); the terminal was restored\n", err)
+		}
 	}
-	return 1, true // killed by a signal
+	if ws.Signaled() {
+		return 128 + int(ws.Signal()), true // as a shell reports it
+	}
+	return cmd.ProcessState.ExitCode(), true
 }
 
 // restoreTerminal puts back the saved settings and leaves what the screen

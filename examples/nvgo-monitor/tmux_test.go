@@ -139,14 +139,20 @@ func TestInATerminalTheScreensAndKeysWork(t *testing.T) {
 	}
 	tm.keys("t")
 	tm.waitFor("Tree of the GPU processes", "[GPU 0] python3 train.py")
-	tm.keys("q", "Down", "Enter")
+	tm.keys("h") // help from the tree goes back to the tree, the tree to the table
+	tm.waitFor("Help", "I  T  K")
+	tm.keys("q")
+	tm.waitFor("Tree of the GPU processes")
+	tm.keys("q")
+	tm.waitFor("GPU     PID USER")
+	tm.keys("Down", "Enter")
 	tm.waitFor("Process 4194402 (python3, bob)", "SM utilization (mean over each interval)")
 	tm.keys("q", "h")
 	tm.waitFor("Help", "I  T  K")
 	tm.keys("q", "o", "g")
 	tm.waitFor("sorted by GPU-MEM", "GPU-MEM▲")
 	tm.tmux("resize-window", "-t", tm.name, "-x", "80", "-y", "24")
-	small := tm.waitFor("GPU  Name             Temp")
+	small := tm.waitFor("GPU  Name             Temp", "means over 1")
 	for i, l := range strings.Split(small, "\n") {
 		if w := displayWidth(l); w > 80 {
 			t.Errorf("line %d is %d wide at 80 columns: %q", i, w, l)
@@ -203,7 +209,7 @@ func TestInATerminalTSignalsARealProcess(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("the child did not get SIGTERM:\n%s", tm.capture())
 	}
-	tm.waitFor("SIGTERM sent to " + strconv.Itoa(child.Process.Pid))
+	tm.waitFor("SIGTERM sent to process " + strconv.Itoa(child.Process.Pid) + ".")
 	tm.keys("q")
 	tm.waitFor("EXIT=0")
 }
@@ -221,6 +227,33 @@ func TestTheTerminalIsRestored(t *testing.T) {
 			t.Errorf("after SIGTERM the alternate screen is on")
 		}
 	})
+	// A hangup ends the monitor, parent and child, as it ends any program
+	// on the terminal; should the terminal still be there, its settings
+	// are undone.
+	for _, to := range []string{"parent", "child"} {
+		t.Run("SIGHUP to the "+to, func(t *testing.T) {
+			tm := startTerm(t, 120, 40, nil, "--simulate", "dgx-h100")
+			tm.waitFor("alice")
+			parent, child := tm.monitorPIDs()
+			target := map[string]int{"parent": parent, "child": child}[to]
+			syscall.Kill(target, syscall.SIGHUP)
+			s := tm.waitFor("EXIT=")
+			if !strings.Contains(s, "nvgo-monitor: hung up (SIGHUP); the terminal was restored") || !strings.Contains(s, "EXIT=129") {
+				t.Errorf("after SIGHUP to the %s: want it said hung up, and exit status 129:\n%s", to, s)
+			}
+			if alt := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", tm.name, "#{alternate_on}")); alt != "0" {
+				t.Errorf("after SIGHUP the alternate screen is on:\n%s", s)
+			}
+			if mouse := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", tm.name, "#{mouse_any_flag}#{mouse_button_flag}#{mouse_standard_flag}")); mouse != "000" {
+				t.Errorf("after SIGHUP the mouse is still captured (%s)", mouse)
+			}
+			for _, pid := range []int{parent, child} {
+				if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+					t.Errorf("pid %d of the monitor is still there after SIGHUP (%v)", pid, err)
+				}
+			}
+		})
+	}
 	t.Run("killed mid-screen", func(t *testing.T) {
 		tm := startTerm(t, 120, 40, nil, "--simulate", "dgx-h100")
 		tm.waitFor("alice")

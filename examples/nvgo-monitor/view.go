@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,25 +87,52 @@ func (m *model) full() bool {
 // line fits plain text to the width.
 func (m *model) line(s string) string { return m.th.fit(s, m.width) }
 
-// titleLine is the first line of every screen.
+// titleLine is the first line of every screen: the monitor, the screen
+// (what), the driver, the time and what the figures are. Where it does not
+// fit, the separators narrow, the date goes, then the driver, then the
+// time; what the figures are ("means over 1s") goes last.
 func (m *model) titleLine(what string) string {
 	f := &m.frame
-	parts := []string{"nvgo-monitor"}
-	if what != "" {
-		parts = append(parts, what)
-	}
+	var driver []string
 	if f.driver != "" {
-		parts = append(parts, "Driver "+f.driver, "CUDA "+f.cuda)
+		driver = []string{"Driver " + f.driver, "CUDA " + f.cuda}
 	}
+	var date, clock string
 	if !f.at.IsZero() {
-		parts = append(parts, f.at.Format("2006-01-02 15:04:05"))
+		date, clock = f.at.Format("2006-01-02 15:04:05"), f.at.Format("15:04:05")
 	}
+	means := ""
 	if f.interval > 0 {
-		parts = append(parts, "means over "+f.interval.Round(10*time.Millisecond).String())
+		means = "means over " + f.interval.Round(10*time.Millisecond).String()
 	} else if m.frames > 0 {
-		parts = append(parts, "first sample")
+		means = "first sample"
 	}
-	return m.th.bold(m.line(" " + strings.Join(parts, "  "+m.th.v+"  ")))
+	wide, narrow := "  "+m.th.v+"  ", " "+m.th.v+" "
+	layouts := []struct {
+		sep, stamp string
+		driver     bool
+	}{{wide, date, true}, {narrow, date, true}, {narrow, clock, true}, {narrow, clock, false}, {narrow, "", false}}
+	var text string
+	for _, l := range layouts {
+		parts := []string{"nvgo-monitor", what}
+		if l.driver {
+			parts = append(parts, driver...)
+		}
+		parts = slices.DeleteFunc(append(parts, l.stamp, means), func(s string) bool { return s == "" })
+		text = " " + strings.Join(parts, l.sep)
+		if displayWidth(text) <= m.width {
+			return m.th.bold(text)
+		}
+	}
+	// Narrower still: the screen's name is cut, so that what the figures
+	// are stays in view as long as it can.
+	if what != "" && means != "" {
+		room := m.width - displayWidth(" nvgo-monitor"+narrow+narrow+means)
+		if room >= 8 {
+			text = " nvgo-monitor" + narrow + m.th.fit(what, room) + narrow + means
+		}
+	}
+	return m.th.bold(m.line(text))
 }
 
 // statusLine is the last line: a confirmation, a message, or the keys.
@@ -135,7 +163,7 @@ func (m *model) statusLine() string {
 	}
 	left := m.message
 	if left == "" {
-		left = "h help  q quit  t tree  Enter metrics  e env  d device  o/,/. sort  / reverse  c compute  u user  Space tag  I/T/K signal"
+		left = hintLines[m.screen]
 	}
 	right := strings.Join(state, "  ")
 	if f := m.frame.err; f != nil {
@@ -248,7 +276,7 @@ func (m *model) drawDeviceLines() []string {
 // compactDeviceLines draw one line per device, for small terminals.
 func (m *model) compactDeviceLines() []string {
 	th := &m.th
-	w := min(m.width, boxWidth)
+	w := m.width // as wide as the process table below
 	rule := func(l, fill, r string) string { return l + strings.Repeat(fill, max(w-2, 0)) + r }
 	inner := max(w-2, 0)
 	out := []string{m.cut(rule(th.tl, th.hh, th.tr)),
@@ -523,7 +551,7 @@ func fmtDuration(v nvgo.Value[time.Duration]) string {
 // ancestors.
 func (m *model) viewTree() []string {
 	th := &m.th
-	lines := []string{m.titleLine("Tree of the GPU processes (t or q: back)")}
+	lines := []string{m.titleLine("Tree of the GPU processes")}
 	lines = append(lines, th.bold(m.line(" "+th.right("PID", pcolPID)+" "+th.fit("USER", pcolUser)+"  COMMAND")))
 	body := max(m.height-3, 1)
 	// Keep the selected process in view.
@@ -559,7 +587,7 @@ func (m *model) viewTree() []string {
 func (m *model) viewMetrics() []string {
 	th := &m.th
 	p := &m.subject
-	title := fmt.Sprintf("Process %d (%s, %s) on GPU %s (q: back)", p.key.pid, p.snap.Name.Or("?"), p.snap.Username.Or("?"), p.device)
+	title := fmt.Sprintf("Process %d (%s, %s) on GPU %s", p.key.pid, p.snap.Name.Or("?"), p.snap.Username.Or("?"), p.device)
 	lines := []string{m.titleLine(title)}
 	ph := m.hist.procs[p.key]
 	if ph == nil {
@@ -652,7 +680,7 @@ func (m *model) viewDevice() []string {
 	th := &m.th
 	d := m.deviceRow(m.device)
 	if d == nil {
-		lines := []string{m.titleLine("Device (q: back)"), m.line(" No device to show.")}
+		lines := []string{m.titleLine("Device"), m.line(" No device to show.")}
 		return append(lines, m.statusLine())
 	}
 	s := &d.snap
@@ -660,7 +688,7 @@ func (m *model) viewDevice() []string {
 	if !s.MIGIndex.IsNA() {
 		kind = "MIG"
 	}
-	lines := []string{m.titleLine(fmt.Sprintf("%s %s (%s) (Tab: next device, q: back)", kind, m.device, s.Name.Or("?")))}
+	lines := []string{m.titleLine(fmt.Sprintf("%s %s (%s)", kind, m.device, s.Name.Or("?")))}
 	if s.Err != nil {
 		lines = append(lines, th.paint(th.warn, m.line(" Cannot read the device: "+s.Err.Error())))
 	}
@@ -693,9 +721,12 @@ func (m *model) viewDevice() []string {
 func (m *model) viewEnv() []string {
 	th := &m.th
 	p := &m.subject
-	lines := []string{m.titleLine(fmt.Sprintf("Environment of process %d (%s) (q: back)", p.key.pid, p.snap.Name.Or("?")))}
+	lines := []string{m.titleLine(fmt.Sprintf("Environment of process %d (%s)", p.key.pid, p.snap.Name.Or("?")))}
 	if m.envErr != nil {
-		lines = append(lines, th.paint(th.warn, m.line(" Cannot read the environment: "+m.envErr.Error())))
+		text := fmt.Sprintf("Cannot show the environment of process %d: %s.", p.key.pid, reason(m.envErr))
+		for _, l := range wrapWords(text, max(m.width-2, 1)) {
+			lines = append(lines, th.paint(th.warn, m.line(" "+l)))
+		}
 	}
 	body := max(m.height-2, 1)
 	m.subScroll = max(min(m.subScroll, len(m.env)-body), 0)
@@ -709,41 +740,21 @@ func (m *model) viewEnv() []string {
 	return append(lines[:min(len(lines), max(m.height-1, 0))], m.statusLine())
 }
 
-// helpKeys is the help screen's table.
-var helpKeys = [][2]string{
-	{"q", "quit (on another screen: back)"},
-	{"Ctrl-C", "quit"},
-	{"h  ?", "this help"},
-	{"Up Down  j k", "select a process (tree: the same)"},
-	{"PgUp PgDn", "a page up or down"},
-	{"Home End  g G", "first or last process"},
-	{"mouse", "click selects, the wheel scrolls"},
-	{"Space", "tag or untag the selected process"},
-	{"o then a letter", "sort by p PID, u user, g GPU memory, s SM, c CPU, m host memory, t time, a command, n natural (by GPU, then PID)"},
-	{",  .", "previous or next sort key"},
-	{"/", "reverse the order"},
-	{"c", "compute processes only (again: all)"},
-	{"u", "only the selected process's user (again: everyone)"},
-	{"t", "tree of the processes and their parents"},
-	{"Enter", "the selected process's figures over time"},
-	{"e", "the selected process's environment"},
-	{"d", "every reading of the selected process's device (Tab: the next device)"},
-	{"I  T  K", "send SIGINT, SIGTERM or SIGKILL to the tagged, else the selected, processes after y (only your own unless you are root; never to a PID that now holds another process)"},
-	{"Esc", "clear the message; on another screen: back"},
-}
-
 // viewHelp lists every key.
 func (m *model) viewHelp() []string {
 	th := &m.th
-	lines := []string{m.titleLine("Help (q: back)")}
+	lines := []string{m.titleLine("Help")}
 	lines = append(lines, m.line(" Utilization and GPU memory are means over each refresh interval, from the"),
 		m.line(" driver's sample buffers (nvgo's accumulator), not one reading per refresh."), "")
 	textWidth := max(m.width-18, 20)
-	for _, k := range helpKeys {
-		for i, text := range wrapWords(k[1], textWidth) {
+	for _, b := range bindings {
+		if b.help == "" {
+			continue
+		}
+		for i, text := range wrapWords(b.help, textWidth) {
 			key := ""
 			if i == 0 {
-				key = k[0]
+				key = b.label
 			}
 			lines = append(lines, " "+th.paint(th.accent, th.fit(key, 16))+" "+th.fit(text, max(m.width-18, 0)))
 		}

@@ -36,8 +36,9 @@ options:
                          a scenario JSON file (see the README)
   -h, --help             show this help
 
-exit status: 0 ok, 1 no usable NVIDIA driver or bad scenario, 2 bad arguments,
-             3 CUDA's device list cannot be determined (--only-visible)
+exit status: 0 ok, 1 no usable NVIDIA driver, a bad scenario or output that
+             cannot be written, 2 bad arguments, 3 CUDA's device list cannot
+             be determined (--only-visible)
 `
 
 type options struct {

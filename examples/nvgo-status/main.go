@@ -25,11 +25,13 @@
 // CUDA_DEVICE_ORDER without initialising CUDA.
 //
 // Exit status: 0 on success, 1 when there is no usable NVIDIA driver (or a
-// simulation file is bad), 2 on bad flags, 3 when CUDA's device list cannot
-// be determined for --only-visible (nvgo.ErrUndetermined).
+// simulation file is bad, or the output cannot be written), 2 on bad flags,
+// 3 when CUDA's device list cannot be determined for --only-visible
+// (nvgo.ErrUndetermined).
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,9 +49,24 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run runs nvgo-status with args and returns its exit status. Its output
+// goes to stdout through a buffer: a write that fails (a full disk, a
+// closed file) fails the run, with exit status 1 and a line on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
+	out := bufio.NewWriter(stdout)
+	code := status(args, out, stdout, stderr)
+	if err := out.Flush(); err != nil {
+		fmt.Fprintf(stderr, "nvgo-status: %v\n", fmt.Errorf("cannot write the output: %w", err))
+		return tool.ExitFailure
+	}
+	return code
+}
+
+// status writes what args ask for to out, which goes to stdout, and
+// returns the exit status.
+func status(args []string, out, stdout, stderr io.Writer) int {
 	opts, err := parseArgs(args)
-	if code, done := tool.ArgsDone(err, usage, stdout, stderr, "nvgo-status: %v\n(see nvgo-status --help)\n"); done {
+	if code, done := tool.ArgsDone(err, usage, out, stderr, "nvgo-status: %v\n(see nvgo-status --help)\n"); done {
 		return code
 	}
 	lib, sel, err := tool.OpenDevices(opts.simulate, false, opts.only, opts.onlyVisible)
@@ -65,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if opts.onlyVisible && len(sel.Devices) == 0 {
-		return noVisibleDevice(lib, opts, stdout, stderr)
+		return noVisibleDevice(lib, opts, out, stderr)
 	}
 	snap, err := lib.Snapshot(ctx, nvgo.WithDevices(sel.Devices...), nvgo.WithFields(opts.readFields()))
 	if err != nil {
@@ -79,10 +96,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if opts.json {
-		return writeJSON(stdout, stderr, jsonOf(snap, sel.CUDA))
+		return writeJSON(out, stderr, jsonOf(snap, sel.CUDA))
 	}
 	host := nvgo.ReadHost(ctx)
-	r := newRenderer(stdout, opts)
+	r := newRenderer(out, stdout, opts)
 	r.cuda = sel.CUDA
 	r.render(snap, host)
 	return 0
@@ -99,25 +116,27 @@ func undeterminedHint(err error) string {
 // noVisibleDevice reports an empty CUDA device list: one line, or with
 // --json a document with no devices. (A snapshot of no devices would be a
 // snapshot of all of them.)
-func noVisibleDevice(lib *nvgo.Library, opts *options, stdout, stderr io.Writer) int {
+func noVisibleDevice(lib *nvgo.Library, opts *options, out, stderr io.Writer) int {
 	if !opts.json {
-		fmt.Fprintf(stdout, "No device is visible to CUDA under %s\n", nvgo.CurrentCUDAEnv())
+		fmt.Fprintf(out, "No device is visible to CUDA under %s\n", nvgo.CurrentCUDAEnv())
 		return 0
 	}
 	snap := &nvgo.Snapshot{Timestamp: time.Now()}
 	snap.DriverVersion = nvgo.FromErr(lib.DriverVersion())
 	snap.CUDADriverVersion = nvgo.FromErr(lib.CUDADriverVersion())
 	snap.NVMLVersion = nvgo.FromErr(lib.NVMLVersion())
-	return writeJSON(stdout, stderr, jsonOf(snap, nil))
+	return writeJSON(out, stderr, jsonOf(snap, nil))
 }
 
-func writeJSON(stdout, stderr io.Writer, doc jsonSnapshot) int {
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+// writeJSON writes doc to out; a document that cannot be encoded is an
+// error (run reports one that cannot be written).
+func writeJSON(out, stderr io.Writer, doc jsonSnapshot) int {
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
 		fmt.Fprintf(stderr, "nvgo-status: %v\n", err)
-		return 1
+		return tool.ExitFailure
 	}
+	out.Write(append(b, '\n'))
 	return 0
 }
 

@@ -66,12 +66,14 @@ var asciiBox = boxChars{
 	tee2: "|-", elbow: "`-",
 }
 
-func newRenderer(w io.Writer, o *options) *renderer {
+// newRenderer returns a renderer that writes to w, in colour and with bars
+// as stdout, where w goes, allows: a terminal, and how wide.
+func newRenderer(w, stdout io.Writer, o *options) *renderer {
 	r := &renderer{w: w, ascii: o.ascii, box: unicodeBox}
 	if o.ascii {
 		r.box = asciiBox
 	}
-	f, isFile := w.(*os.File)
+	f, isFile := stdout.(*os.File)
 	tty := isFile && isTerminal(f)
 	r.color = tty && !o.noColor
 	width := terminalWidth(f, tty)
@@ -218,11 +220,9 @@ func (r *renderer) device(d nvgo.DeviceSnapshot) {
 	l1 := fmt.Sprintf(" %3d  %s %4s ", d.Index, r.pad(name, 18, false), d.PersistenceMode)
 	bus := d.BusID.Or("N/A")
 	m1 := fmt.Sprintf(" %-16s %3s ", bus, d.DisplayActive)
-	ecc := d.TotalVolatileUncorrectedECCErrors.String()
-	if d.MIGMode.Or(false) {
-		ecc = "MIG: " + ecc
-	}
-	r1 := r.pad(ecc+" ", colRight, true)
+	// The GPU's own count, MIG mode on or off, as nvidia-smi shows it
+	// (the MIG rows below say that MIG is on).
+	r1 := r.pad(d.TotalVolatileUncorrectedECCErrors.String()+" ", colRight, true)
 	temp := d.Temperature.String()
 	l2 := fmt.Sprintf(" %3s %5s  %4s %12s ", fanString(d.FanSpeed), temp, d.PerformanceState, nvgo.PowerStatus(d.PowerUsage, d.PowerLimit))
 	mem := memoryUsage(d)
