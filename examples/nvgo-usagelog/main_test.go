@@ -161,19 +161,29 @@ func TestRunWithoutADriverSaysSoInOneLine(t *testing.T) {
 }
 
 // TestSimulatedRunLogsTheFleetThenReports runs "nvgo-usagelog run --simulate" on
-// the real clock for 3.5 s, stops it as SIGTERM would, and reports.
+// the real clock until it has written six rows (two intervals of the
+// preset's three busy GPUs), stops it as SIGTERM would, and reports.
 func TestSimulatedRunLogsTheFleetThenReports(t *testing.T) {
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"run", "--simulate", "dgx-h100", "--dir", dir, "--tick", "1s", "--interval", "1s"}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("run: exit status %d\n%s", code, stderr.String())
+	var stdout bytes.Buffer
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"run", "--simulate", "dgx-h100", "--dir", dir, "--tick", "1s", "--interval", "1s"}, &stdout, stderr)
+	}()
+	seen := eventually(30*time.Second, func() bool { return len(loggedRows(t, dir)) >= 6 })
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("run: exit status %d\n%s", code, stderr)
+	}
+	if !seen {
+		t.Fatalf("no six rows within 30 s\n%s", stderr)
 	}
 	files, err := dataFiles(dir)
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no daily CSV in %s: %v\n%s", dir, err, stderr.String())
+		t.Fatalf("no daily CSV in %s: %v\n%s", dir, err, stderr)
 	}
 	// The dgx-h100 preset's busy GPUs 0-2 run one process each at a
 	// steady SM load, with the host facts of a simulated user's process.
@@ -189,15 +199,15 @@ func TestSimulatedRunLogsTheFleetThenReports(t *testing.T) {
 		}
 	}
 	if n < 6 {
-		t.Errorf("%d rows in 3.5 s of 1 s intervals, want at least 6\n%s", n, stderr.String())
+		t.Errorf("%d rows after six were seen, want at least 6\n%s", n, stderr)
 	}
 
 	stdout.Reset()
-	stderr.Reset()
+	var reportErr bytes.Buffer
 	svg := filepath.Join(dir, "u.svg")
-	code = run(context.Background(), []string{"report", "--dir", dir, "--quota", "*=1", "--svg", svg}, &stdout, &stderr)
-	if code != 0 || stderr.Len() > 0 {
-		t.Fatalf("report: exit status %d\n%s", code, stderr.String())
+	code := run(context.Background(), []string{"report", "--dir", dir, "--quota", "*=1", "--svg", svg}, &stdout, &reportErr)
+	if code != 0 || reportErr.Len() > 0 {
+		t.Fatalf("report: exit status %d\n%s", code, reportErr.String())
 	}
 	if !strings.Contains(stdout.String(), "BUSY GPU-H") || !strings.Contains(stdout.String(), "Chart: "+svg) {
 		t.Errorf("report printed:\n%s", stdout.String())
