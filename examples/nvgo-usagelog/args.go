@@ -17,8 +17,8 @@ const mainUsage = `usage: nvgo-usagelog [run] [flags]    log per-process GPU usa
        nvgo-usagelog help [run|report]
 
 Run "nvgo-usagelog run --help" or "nvgo-usagelog report --help" for the flags.
-Exit status: 0 ok (run: also stopped by SIGINT or SIGTERM), 1 no usable
-NVIDIA driver, a bad --simulate file or an I/O error, 2 bad arguments.
+Exit status: 0 ok (run: also stopped by SIGINT, SIGTERM or SIGHUP), 1 no
+usable NVIDIA driver, a bad --simulate file or an I/O error, 2 bad arguments.
 `
 
 // runUsage is "nvgo-usagelog run --help". Its --simulate presets come from
@@ -36,8 +36,8 @@ GPU Usage is the process's mean SM utilization (%%) over the interval, not
 one reading. Intervals end on multiples of --interval from local midnight.
 A restart records the time nothing was measured in DIR/gaps.csv. A last
 line without its newline (a crash mid-write) is kept if it is a whole row,
-else moved to FILE.torn beside its file. SIGINT or SIGTERM writes the
-interval in progress (its real length) and exits 0.
+else moved to FILE.torn beside its file. SIGINT, SIGTERM or SIGHUP writes
+the interval in progress (its real length) and exits 0.
 
 flags:
   --interval DURATION   time between rows (default 5m); a whole number of ticks

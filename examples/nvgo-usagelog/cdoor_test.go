@@ -11,7 +11,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"os/signal"
 	"os/user"
 	"path/filepath"
 	"syscall"
@@ -24,7 +23,7 @@ import (
 
 func TestMain(m *testing.M) {
 	nvgotest.RunMainIfAsked(func(args []string) int {
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		ctx, stop := stopContext() // as main does
 		defer stop()
 		return run(ctx, args, os.Stdout, os.Stderr)
 	})

@@ -26,8 +26,8 @@
 // state file is reconciled with the newest CSV row, and the time since the
 // last interval written is recorded in DIR/gaps.csv
 // (Start,End,Seconds,Reason), so that nothing is lost or written twice
-// silently. SIGINT and SIGTERM write the interval in
-// progress and exit 0.
+// silently. SIGINT, SIGTERM and SIGHUP write the interval in progress and
+// exit 0.
 //
 // nvgo-usagelog report sums the CSVs per user per day (busy GPU-hours, GPU-hours
 // held, memory GiB-hours, share of a daily quota) into a table, and with
@@ -60,16 +60,29 @@ const (
 	exitUsage = 2
 )
 
-// main runs the command, stopping "run" cleanly on SIGINT or SIGTERM.
+// main runs the command, stopping "run" cleanly on stopSignals.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop() // a second signal kills at once
-	}()
+	ctx, stop := stopContext()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// stopSignals stop "run" cleanly: it writes the interval in progress and
+// exits 0. SIGHUP is one of them, not a reason to die: a closed terminal,
+// or a hangup sent to reload, must not lose the interval in progress (the
+// logger has no configuration to reload).
+var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// stopContext returns a context that ends at the first of stopSignals; a
+// second one kills at once, as if none were handled.
+func stopContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
 }
 
 // run runs a subcommand; ctx ending stops "run" cleanly (as a signal does).

@@ -13,12 +13,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/examples/internal/tool"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 func TestCommandLineExitStatuses(t *testing.T) {
@@ -233,5 +235,50 @@ func TestReportWarnsOfMalformedRowsAndGoesOn(t *testing.T) {
 	}
 	if out := stdout.String(); !strings.Contains(out, "2025-01-01  alice        0.50") || !strings.Contains(out, "200%  OVER QUOTA") {
 		t.Errorf("stdout:\n%s", out)
+	}
+}
+
+// TestEveryStopSignalEndsRunCleanly runs "nvgo-usagelog run" as a program of
+// its own and stops it with each signal main handles: each must take the
+// clean way out (the one that writes the interval in progress, as
+// TestRunWritesThePartialIntervalWhenStopped checks) and exit 0.
+func TestEveryStopSignalEndsRunCleanly(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cmd := nvgotest.Program(t, "run", "--simulate", "dgx-h100", "--dir", dir, "--tick", "1s", "--interval", "1s")
+			stderr := &syncBuffer{}
+			cmd.Stderr = stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waited := false
+			t.Cleanup(func() {
+				if !waited {
+					cmd.Process.Kill()
+					cmd.Wait()
+				}
+			})
+			// Stop it while it runs: after its first interval.
+			if !eventually(30*time.Second, func() bool { return len(loggedRows(t, dir)) > 0 }) {
+				t.Fatalf("no row within 30 s\n%s", stderr)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			waited = true
+			if err != nil {
+				t.Fatalf("after %v: %v; want exit status 0\n%s", sig, err, stderr)
+			}
+			st, err := loadState(dir)
+			if err != nil || st == nil {
+				t.Fatalf("no state file after %v: %v", sig, err)
+			}
+			if want := "msg=stopped last_interval_end=" + st.LastEnd.Format(time.RFC3339); !strings.Contains(stderr.String(), want) {
+				t.Errorf("after %v the log has no %q:\n%s", sig, want, stderr)
+			}
+		})
 	}
 }
