@@ -86,7 +86,39 @@ func stopContext() (context.Context, context.CancelFunc) {
 }
 
 // run runs a subcommand; ctx ending stops "run" cleanly (as a signal does).
+// Output that cannot be written (a full disk, stdout on /dev/full) is an
+// error, whatever the command: exit status 1 and a line on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out := &checkedWriter{w: stdout}
+	code := runCommand(ctx, args, out, stderr)
+	if out.err != nil && code == exitOK {
+		fmt.Fprintf(stderr, "nvgo-usagelog: write standard output: %v\n", out.err)
+		return exitError
+	}
+	return code
+}
+
+// checkedWriter remembers the first error of its writer and fails every
+// write after it, so that output is checked once, at the end.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	c.err = err
+	return n, err
+}
+
+// runCommand is run, before the check of stdout.
+func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd := "run"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
@@ -210,15 +242,26 @@ func runReport(o *reportOptions, stdout, stderr io.Writer, now time.Time) int {
 		return exitError
 	}
 	rp := aggregate(days, rows, gaps, o.quotas, o.legacyRow.Seconds(), now.Location())
-	writeTable(stdout, rp, o.dir, now.Location())
+	if err := writeTable(stdout, rp, o.dir, now.Location()); err != nil {
+		return outputFailure(stderr, err)
+	}
 	if o.svg != "" {
 		if err := writeFileAtomic(o.svg, func(w io.Writer) error { return writeSVG(w, rp, now.Location()) }); err != nil {
 			fmt.Fprintf(stderr, "nvgo-usagelog: --svg: %v\n", err)
 			return exitError
 		}
-		fmt.Fprintf(stdout, "\nChart: %s\n", o.svg)
+		if _, err := fmt.Fprintf(stdout, "\nChart: %s\n", o.svg); err != nil {
+			return outputFailure(stderr, err)
+		}
 	}
 	return exitOK
+}
+
+// outputFailure reports that the report could not be written to stdout;
+// exit status 1.
+func outputFailure(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "nvgo-usagelog: report: write standard output: %v\n", err)
+	return exitError
 }
 
 // reportRange resolves --from and --to; by default the days logged.

@@ -282,3 +282,24 @@ func TestEveryStopSignalEndsRunCleanly(t *testing.T) {
 		})
 	}
 }
+
+// TestReportToDevFullFails runs "nvgo-usagelog report >/dev/full" as a
+// program of its own: the table cannot be written, so it must not exit 0.
+func TestReportToDevFullFails(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full to write to:", err)
+	}
+	defer full.Close()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "2025-01-01.csv"), header+"\n1735693200,alice,1,0,50,3600\n")
+	cmd := nvgotest.Program(t, "report", "--dir", dir)
+	cmd.Stdout = full
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	const want = "nvgo-usagelog: report: write standard output: write /dev/stdout: no space left on device\n"
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != exitError || stderr.String() != want {
+		t.Errorf("report >/dev/full: %v, stderr %q; want exit status %d and %q", err, stderr.String(), exitError, want)
+	}
+}

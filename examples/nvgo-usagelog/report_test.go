@@ -75,7 +75,9 @@ func near(a, b usage) bool {
 func TestWriteTablePrintsAnAlignedTableWithQuotas(t *testing.T) {
 	rp := aggregate([]string{"2025-01-01", "2025-01-02", "2025-01-03"}, reportRows()[:4], reportGaps(), quotas{"alice": 0.75, "*": 2}, 300, time.UTC)
 	var b bytes.Buffer
-	writeTable(&b, rp, "/logs", time.UTC)
+	if err := writeTable(&b, rp, "/logs", time.UTC); err != nil {
+		t.Fatal(err)
+	}
 	want := `GPU usage by user, 2025-01-01 to 2025-01-03 (/logs)
 
 DAY         USER    BUSY GPU-H  HELD GPU-H  BUSY/HELD  MEM GIB-H  QUOTA GPU-H  QUOTA USE  NOTE

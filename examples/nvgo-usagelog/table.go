@@ -9,8 +9,10 @@ import (
 )
 
 // writeTable prints the report as an aligned table: a line per user per
-// day, totals per user and overall, then the gaps in the range.
-func writeTable(w io.Writer, rp *report, dir string, loc *time.Location) {
+// day, totals per user and overall, then the gaps in the range. It returns
+// the first error writing to out.
+func writeTable(out io.Writer, rp *report, dir string, loc *time.Location) error {
+	w := &checkedWriter{w: out}
 	fmt.Fprintf(w, "GPU usage by user, %s (%s)\n\n", rangeTitle(rp.From, rp.To), dir)
 	withQuota := len(rp.Quotas) > 0
 	head := []string{"DAY", "USER", "BUSY GPU-H", "HELD GPU-H", "BUSY/HELD", "MEM GIB-H"}
@@ -97,6 +99,7 @@ func writeTable(w io.Writer, rp *report, dir string, loc *time.Location) {
 				g.Duration(), g.Reason)
 		}
 	}
+	return w.err
 }
 
 // printAligned prints lines as columns: the first two left-aligned, the
