@@ -66,7 +66,9 @@ flags:
   --to DATE             last day (default: the last day logged, or today)
   --quota LIST          daily quotas of busy GPU-hours, e.g. alice=4,bob=2.5;
                         *=HOURS sets everyone else's
-  --svg FILE            also draw the report as an SVG chart
+  --svg FILE            also draw the report as an SVG chart: FILE is
+                        created, or replaced whole if a regular file
+                        (never a link, pipe or device)
   --legacy-row DURATION time one row of the original five columns stands for
                         (its timer's period; default 5m)
   -h, --help            show this help

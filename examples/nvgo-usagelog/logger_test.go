@@ -519,10 +519,3 @@ func TestStopBeforeTheFirstIntervalLogsNoZeroTime(t *testing.T) {
 func stateJSON(lastEnd int64) string {
 	return fmt.Sprintf(`{"version": 1, "last_end": %q}`, time.Unix(lastEnd, 0).UTC().Format(time.RFC3339))
 }
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}

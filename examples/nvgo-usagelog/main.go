@@ -44,7 +44,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -246,7 +245,7 @@ func runReport(o *reportOptions, stdout, stderr io.Writer, now time.Time) int {
 		return outputFailure(stderr, err)
 	}
 	if o.svg != "" {
-		if err := writeFileAtomic(o.svg, func(w io.Writer) error { return writeSVG(w, rp, now.Location()) }); err != nil {
+		if err := replaceFile(o.svg, func(w io.Writer) error { return writeSVG(w, rp, now.Location()) }); err != nil {
 			fmt.Fprintf(stderr, "nvgo-usagelog: --svg: %v\n", err)
 			return exitError
 		}
@@ -289,26 +288,4 @@ func reportRange(o *reportOptions, files []dataFile, now time.Time) (from, to st
 		to = max(last, from)
 	}
 	return from, to, nil
-}
-
-// writeFileAtomic writes path through a temporary file renamed over it, so
-// that a reader never sees half a chart.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

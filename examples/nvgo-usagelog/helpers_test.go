@@ -33,3 +33,10 @@ func loggedRows(t *testing.T, dir string) []datedRow {
 	}
 	return rows
 }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
