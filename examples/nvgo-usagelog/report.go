@@ -22,9 +22,39 @@ type usage struct {
 	Held float64
 	// MemGiB is GiB-hours of GPU memory: Σ MiB/1024 × seconds / 3600.
 	MemGiB float64
-	// Unknown is the part of Held whose GPU Usage was N/A (counted as 0).
+	// Unknown is the part of Held whose GPU Usage was N/A (a MIG
+	// process's, say): it adds nothing to Busy and is left out of means.
 	Unknown float64
 }
+
+// usageKnown reports whether some of the time held had a known GPU Usage;
+// when none had, Busy is N/A, not 0.
+func (u usage) usageKnown() bool { return u.Held > u.Unknown }
+
+// busyShare is Busy over the time whose GPU Usage is known (N/A time is
+// left out, not counted as idle), as a percentage: "-" when nothing was
+// held, "N/A" when no usage is known.
+func (u usage) busyShare() string {
+	switch {
+	case u.Held <= 0:
+		return "-"
+	case !u.usageKnown():
+		return na
+	}
+	return ratio(u.Busy, u.Held-u.Unknown)
+}
+
+// busyHours is Busy in hours, or "N/A" when no usage is known.
+func (u usage) busyHours() string {
+	if u.Held > 0 && !u.usageKnown() {
+		return na
+	}
+	return hours(u.Busy)
+}
+
+// na is how the report shows a value that is not known, as nvgo's other
+// tools do.
+const na = "N/A"
 
 func (u *usage) add(v usage) {
 	u.Busy += v.Busy

@@ -15,7 +15,7 @@ func reportRows() []datedRow {
 	return []datedRow{
 		{"2025-01-01", row{Time: 1, User: "alice", PID: 1, Usage: some(50), Seconds: some(3600), MemMiB: some(2048)}},
 		{"2025-01-01", row{Time: 2, User: "alice", PID: 1, GPU: 1, Usage: some(25), Seconds: some(7200), MemMiB: some(1024)}},
-		{"2025-01-01", row{Time: 3, User: "bob", PID: 2, Seconds: some(1800)}},                     // GPU Usage N/A
+		{"2025-01-01", row{Time: 3, User: "bob", PID: 2, Seconds: some(1800)}},                     // GPU Usage N/A, as a MIG process's
 		{"2025-01-02", row{Time: 4, User: "bob", PID: 2, Usage: some(100)}},                        // the original five columns
 		{"2025-01-03", row{Time: 5, User: "alice", PID: 1, Usage: some(100), Seconds: some(3600)}}, // outside the range
 	}
@@ -72,6 +72,10 @@ func near(a, b usage) bool {
 	return eq(a.Busy, b.Busy) && eq(a.Held, b.Held) && eq(a.MemGiB, b.MemGiB) && eq(a.Unknown, b.Unknown)
 }
 
+// TestWriteTablePrintsAnAlignedTableWithQuotas also pins down N/A usage:
+// bob's first day, all N/A, is N/A (not 0%) busy, of held and of his
+// quota, and his N/A half hour is left out of his and everyone's
+// BUSY/HELD mean (100% and 1.08/3.08, not 14% and 1.08/3.58).
 func TestWriteTablePrintsAnAlignedTableWithQuotas(t *testing.T) {
 	rp := aggregate([]string{"2025-01-01", "2025-01-02", "2025-01-03"}, reportRows()[:4], reportGaps(), quotas{"alice": 0.75, "*": 2}, 300, time.UTC)
 	var b bytes.Buffer
@@ -82,15 +86,16 @@ func TestWriteTablePrintsAnAlignedTableWithQuotas(t *testing.T) {
 
 DAY         USER    BUSY GPU-H  HELD GPU-H  BUSY/HELD  MEM GIB-H  QUOTA GPU-H  QUOTA USE  NOTE
 2025-01-01  alice        1.00         3.00        33%       4.00         0.75       133%  OVER QUOTA, gap in the log
-            bob          0.00*        0.50         0%       0.00         2.00         0%
+            bob           N/A         0.50        N/A       0.00         2.00        N/A
 2025-01-02  bob          0.08         0.08       100%       0.00         2.00         4%  gap in the log
 2025-01-03  (none)
 ------------------------------------------------------------------------------------------
 TOTAL       alice        1.00         3.00        33%       4.00         2.25        44%
-TOTAL       bob          0.08*        0.58        14%       0.00         6.00         1%
-TOTAL       (all)        1.08*        3.58        30%       4.00            -          -
+TOTAL       bob          0.08*        0.58       100%       0.00         6.00         1%
+TOTAL       (all)        1.08*        3.58        35%       4.00            -          -
 
-* includes time whose GPU Usage was N/A (counted as held, not busy)
+* leaves out time whose GPU Usage was N/A (a MIG process's, say): it is held, not
+  busy, and BUSY/HELD is over the time whose usage is known; N/A: none was known
 
 Quotas are busy GPU-hours per day; a TOTAL's quota is the daily quota × the days of the range.
 

@@ -170,9 +170,11 @@ func (c *chart) bar(p func(string, ...any), i, j int, day, user string, u usage)
 	x, w := c.barX(i, j), c.barW-1
 	q, hasQ := c.rp.Quotas.of(user)
 	over := hasQ && u.Busy > q
-	tip := fmt.Sprintf("%s, %s: %s busy GPU-h, %s held, %s GiB-h", user, day, hours(u.Busy), hours(u.Held), hours(u.MemGiB))
-	if hasQ {
+	tip := fmt.Sprintf("%s, %s: %s busy GPU-h, %s held, %s GiB-h", user, day, u.busyHours(), hours(u.Held), hours(u.MemGiB))
+	if hasQ && u.usageKnown() {
 		tip += fmt.Sprintf(", quota %s (%s)", hours(q), ratio(u.Busy, q))
+	} else if hasQ {
+		tip += fmt.Sprintf(", quota %s (%s)", hours(q), na)
 	}
 	p(`<g>`)
 	p(`<title>%s</title>`, esc(tip))

@@ -21,21 +21,25 @@ func writeTable(out io.Writer, rp *report, dir string, loc *time.Location) error
 	}
 	head = append(head, "NOTE")
 	lines := [][]string{head}
-	// A "*" marks busy hours that include N/A usage; the other numbers of
-	// the column get a space, to stay aligned.
+	// A "*" marks busy hours that leave out time whose usage was N/A; the
+	// other numbers of the column get a space, to stay aligned.
 	unknown := rp.Total.Unknown > 0
 	line := func(day, user string, u usage, quota float64, hasQuota bool, note []string) {
-		busy := hours(u.Busy)
+		busy := u.busyHours()
 		switch {
-		case u.Unknown > 0:
+		case u.Unknown > 0 && u.usageKnown():
 			busy += "*"
 		case unknown:
 			busy += " "
 		}
-		l := []string{day, user, busy, hours(u.Held), ratio(u.Busy, u.Held), hours(u.MemGiB)}
+		l := []string{day, user, busy, hours(u.Held), u.busyShare(), hours(u.MemGiB)}
 		if withQuota {
 			if hasQuota {
-				l = append(l, hours(quota), ratio(u.Busy, quota))
+				use := ratio(u.Busy, quota)
+				if !u.usageKnown() && u.Held > 0 {
+					use = na
+				}
+				l = append(l, hours(quota), use)
 				if u.Busy > quota {
 					note = append([]string{"OVER QUOTA"}, note...)
 				}
@@ -85,7 +89,8 @@ func writeTable(out io.Writer, rp *report, dir string, loc *time.Location) error
 	}
 	printAligned(w, lines, 2)
 	if unknown {
-		fmt.Fprintln(w, "\n* includes time whose GPU Usage was N/A (counted as held, not busy)")
+		fmt.Fprintln(w, "\n* leaves out time whose GPU Usage was N/A (a MIG process's, say): it is held, not")
+		fmt.Fprintln(w, "  busy, and BUSY/HELD is over the time whose usage is known; N/A: none was known")
 	}
 	if withQuota && len(rp.Users) > 0 {
 		fmt.Fprintln(w, "\nQuotas are busy GPU-hours per day; a TOTAL's quota is the daily quota × the days of the range.")
