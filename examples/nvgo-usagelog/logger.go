@@ -159,7 +159,11 @@ func (l *logger) recover() (resume, error) {
 			return resume{}, err
 		}
 	}
-	r := reconcile(st, last, ok)
+	gaps, err := readGaps(l.dir, func(s string) { l.log.Warn(s) })
+	if err != nil {
+		return resume{}, err
+	}
+	r := reconcile(st, last, ok, gaps)
 	if r.Note != "" {
 		l.log.Warn(r.Note)
 	}
@@ -190,7 +194,11 @@ func (l *logger) recordGap(start time.Time) error {
 	}
 	l.log.Warn("usage was not measured between the last interval and this start; recorded in "+gapsName,
 		"from", time.Unix(g.Start, 0).Format(time.RFC3339), "to", time.Unix(g.End, 0).Format(time.RFC3339), "length", g.Duration())
-	return appendLines(filepath.Join(l.dir, gapsName), gapsHeader, formatGap(g))
+	if err := appendLines(filepath.Join(l.dir, gapsName), gapsHeader, formatGap(g)); err != nil {
+		return err
+	}
+	l.resume.Accounted = time.Unix(g.End, 0)
+	return nil
 }
 
 // waitFor waits for the accumulator's tick at the interval end next (the
@@ -248,6 +256,9 @@ func (l *logger) writeInterval(r *nvgo.Reader, prev, cur nvgo.Counters) error {
 		return err
 	}
 	l.resume.Last, l.resume.Known = iv.End, true
+	if iv.End.After(l.resume.Accounted) {
+		l.resume.Accounted = iv.End
+	}
 	l.log.Debug("interval written", "end", iv.End.Format(time.RFC3339), "length", iv.Duration(), "ticks", iv.Ticks, "rows", len(rows), "file", st.File)
 	if l.wrote != nil {
 		l.wrote(iv)

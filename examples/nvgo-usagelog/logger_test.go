@@ -363,6 +363,42 @@ func TestRestartRecordsTheGapAndRepeatsNothing(t *testing.T) {
 	}
 }
 
+func TestAStartStoppedBeforeItsFirstIntervalIsNotCountedTwice(t *testing.T) {
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+	must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))
+	dir := t.TempDir()
+	r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+	r.run(20 * time.Second)
+	r.stop()
+
+	fleet.Advance(30 * time.Second)
+	// Started at 00:00:50, it records the gap since 00:00:20 and stops
+	// before its first interval ends, as a run killed then would.
+	startRig(t, fleet, dir, 10*time.Second, time.Second).stop()
+	fleet.Advance(30 * time.Second)
+	r3 := startRig(t, fleet, dir, 10*time.Second, time.Second)
+	r3.run(10 * time.Second)
+
+	// The second start's gap goes on from the first's: no second counted
+	// twice.
+	wantGaps := []string{
+		gapsHeader,
+		fmt.Sprintf("%d,%d,30,not running", at(20*time.Second), at(50*time.Second)),
+		fmt.Sprintf("%d,%d,30,not running", at(50*time.Second), at(80*time.Second)),
+	}
+	if got := csvLines(t, dir, gapsName); !slices.Equal(got, wantGaps) {
+		t.Errorf("gaps.csv = %q, want %q", got, wantGaps)
+	}
+	gaps, err := readGaps(dir, func(s string) { t.Error(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := aggregate([]string{"2025-01-01"}, nil, gaps, nil, 300, time.UTC)
+	if want := []gap{{Start: at(20 * time.Second), End: at(80 * time.Second), Reason: gapNotRunning}}; !slices.Equal(rp.Gaps, want) {
+		t.Errorf("the report's gaps = %v, want %v", rp.Gaps, want)
+	}
+}
+
 func TestRestartReconcilesTheStateFileWithTheCSV(t *testing.T) {
 	tests := []struct {
 		name string

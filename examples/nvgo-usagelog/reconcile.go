@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,41 +69,91 @@ type resume struct {
 	// new directory.
 	Last  time.Time
 	Known bool
+	// Accounted is the time up to which the log accounts for the GPUs:
+	// Last, or later when gaps of the whole log were recorded back to back
+	// from Last (by runs that stopped before their first interval ended).
+	// The next gap starts there, so that no time is in two gaps.
+	Accounted time.Time
 	// Note explains a disagreement between the state file and the CSV,
 	// for a warning; "" when there was none.
 	Note string
 }
 
 // reconcile decides where the log left off from the state file (nil when
-// there is none) and the newest Timestamp in the newest daily CSV (csvOK
-// false when there is no row). The state file is written after the rows
-// and also records intervals without rows (idle GPUs), so it is normally
-// ahead of or level with the CSV. If the CSV is ahead, the logger stopped
-// between the two writes: the CSV's rows were written and are kept, and
-// that interval counts as written, so it is never written again.
-func reconcile(st *state, csvLast int64, csvOK bool) resume {
+// there is none), the newest Timestamp in the newest daily CSV (csvOK
+// false when there is no row) and the rows of gaps.csv. The state file is
+// written after the rows and also records intervals without rows (idle
+// GPUs), so it is normally ahead of or level with the CSV. If the CSV is
+// ahead, the logger stopped between the two writes: the CSV's rows were
+// written and are kept, and that interval counts as written, so it is
+// never written again.
+func reconcile(st *state, csvLast int64, csvOK bool, gaps []gap) resume {
+	var r resume
 	switch {
 	case st == nil && !csvOK:
 		return resume{}
 	case st == nil:
 		t := time.Unix(csvLast, 0)
-		return resume{Last: t, Known: true, Note: fmt.Sprintf("no state file: resuming after the newest CSV row (%s)", t.UTC().Format(time.RFC3339))}
+		r = resume{Last: t, Known: true, Note: fmt.Sprintf("no state file: resuming after the newest CSV row (%s)", t.UTC().Format(time.RFC3339))}
 	case csvOK && csvLast > st.LastEnd.Unix():
 		t := time.Unix(csvLast, 0)
-		return resume{Last: t, Known: true, Note: fmt.Sprintf("the state file (last interval ending %s) is behind the CSV (rows up to %s), as after a crash between the two writes: resuming after the CSV",
+		r = resume{Last: t, Known: true, Note: fmt.Sprintf("the state file (last interval ending %s) is behind the CSV (rows up to %s), as after a crash between the two writes: resuming after the CSV",
 			st.LastEnd.UTC().Format(time.RFC3339), t.UTC().Format(time.RFC3339))}
+	default:
+		r = resume{Last: st.LastEnd, Known: true}
 	}
-	return resume{Last: st.LastEnd, Known: true}
+	r.Accounted = accountedUntil(r.Last, gaps)
+	return r
+}
+
+// accountedUntil returns the end of the gaps of the whole log that follow
+// last back to back (each starting at or before the end of the one before),
+// or last when none does.
+func accountedUntil(last time.Time, gaps []gap) time.Time {
+	sorted := slices.Clone(gaps)
+	slices.SortFunc(sorted, func(a, b gap) int { return cmp.Compare(a.Start, b.Start) })
+	end := last.Unix()
+	for _, g := range sorted {
+		if g.Start <= end && g.End > end {
+			end = g.End
+		}
+	}
+	if end == last.Unix() {
+		return last
+	}
+	return time.Unix(end, 0)
 }
 
 // gapBefore returns the gap between where the log left off and a new start,
 // if there is one: more than one tick unmeasured (ticks are one tick apart
 // even while running).
 func gapBefore(r resume, start time.Time, tick time.Duration) (gap, bool) {
-	if !r.Known || start.Sub(r.Last) <= tick {
+	if !r.Known || start.Sub(r.Accounted) <= tick {
 		return gap{}, false
 	}
-	return gap{Start: r.Last.Unix(), End: start.Unix(), Reason: gapNotRunning}, true
+	return gap{Start: r.Accounted.Unix(), End: start.Unix(), Reason: gapNotRunning}, true
+}
+
+// mergeGaps returns gaps sorted by start, with those that overlap or touch
+// merged into one (their distinct reasons joined by "; "), so that no time
+// is counted twice: a run stopped before its first interval ended, and the
+// next start, both record a gap from the same interval end.
+func mergeGaps(gaps []gap) []gap {
+	sorted := slices.Clone(gaps)
+	slices.SortStableFunc(sorted, func(a, b gap) int { return cmp.Compare(a.Start, b.Start) })
+	var out []gap
+	for _, g := range sorted {
+		if n := len(out); n > 0 && g.Start <= out[n-1].End {
+			last := &out[n-1]
+			last.End = max(last.End, g.End)
+			if !slices.Contains(strings.Split(last.Reason, "; "), g.Reason) {
+				last.Reason += "; " + g.Reason
+			}
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // nextBoundary returns the first interval end after t: intervals are laid

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestReconcileTrustsWhicheverRecordIsAhead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := reconcile(tt.st, tt.csvLast, tt.csvOK)
+			got := reconcile(tt.st, tt.csvLast, tt.csvOK, nil)
 			if !got.Last.Equal(tt.want.Last) || got.Known != tt.want.Known {
 				t.Errorf("reconcile = %v known=%v, want %v known=%v", got.Last, got.Known, tt.want.Last, tt.want.Known)
 			}
@@ -67,13 +68,13 @@ func TestGapBeforeRecordsUnmeasuredTime(t *testing.T) {
 		ok    bool
 	}{
 		{name: "a new directory has no gap", r: resume{}, start: t0},
-		{name: "one tick after the last interval is no gap", r: resume{Last: t0, Known: true}, start: t0.Add(time.Second)},
+		{name: "one tick after the last interval is no gap", r: resume{Last: t0, Known: true, Accounted: t0}, start: t0.Add(time.Second)},
 		{
 			name: "a restart 95 seconds later is a gap of 95 seconds",
-			r:    resume{Last: t0, Known: true}, start: t0.Add(95 * time.Second),
+			r:    resume{Last: t0, Known: true, Accounted: t0}, start: t0.Add(95 * time.Second),
 			want: gap{Start: t0.Unix(), End: t0.Unix() + 95, Reason: gapNotRunning}, ok: true,
 		},
-		{name: "a start before the last interval (the clock went back) is no gap", r: resume{Last: t0, Known: true}, start: t0.Add(-time.Hour)},
+		{name: "a start before the last interval (the clock went back) is no gap", r: resume{Last: t0, Known: true, Accounted: t0}, start: t0.Add(-time.Hour)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,5 +139,60 @@ func TestParseGapReadsWhatFormatGapWrites(t *testing.T) {
 		if _, err := parseGap(bad); err == nil {
 			t.Errorf("parseGap(%q) accepted it", bad)
 		}
+	}
+}
+
+func TestMergeGapsCountsNoTimeTwice(t *testing.T) {
+	notRunning := func(start, end int64) gap { return gap{Start: start, End: end, Reason: gapNotRunning} }
+	tests := []struct {
+		name string
+		in   []gap
+		want []gap
+	}{
+		{name: "none", in: nil, want: nil},
+		{name: "apart, they stay apart", in: []gap{notRunning(10, 20), notRunning(30, 40)}, want: []gap{notRunning(10, 20), notRunning(30, 40)}},
+		{
+			name: "a run stopped before its first interval and the next start, both from the same interval end, are one gap",
+			in:   []gap{notRunning(10, 20), notRunning(10, 35)}, want: []gap{notRunning(10, 35)},
+		},
+		{name: "overlapping, they are one", in: []gap{notRunning(10, 25), notRunning(20, 40)}, want: []gap{notRunning(10, 40)}},
+		{name: "one inside another is the outer one", in: []gap{notRunning(10, 40), notRunning(20, 30)}, want: []gap{notRunning(10, 40)}},
+		{name: "back to back, they are one", in: []gap{notRunning(10, 20), notRunning(20, 30)}, want: []gap{notRunning(10, 30)}},
+		{name: "out of order, they are sorted", in: []gap{notRunning(30, 40), notRunning(10, 20)}, want: []gap{notRunning(10, 20), notRunning(30, 40)}},
+		{
+			name: "merged, their reasons are joined once each",
+			in:   []gap{notRunning(10, 20), {Start: 15, End: 25, Reason: "other"}, notRunning(20, 30)},
+			want: []gap{{Start: 10, End: 30, Reason: gapNotRunning + "; other"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mergeGaps(tt.in); !slices.Equal(got, tt.want) {
+				t.Errorf("mergeGaps(%v) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReconcileResumesAfterGapsRecordedBackToBack(t *testing.T) {
+	last := t0.Unix()
+	tests := []struct {
+		name string
+		gaps []gap
+		want int64 // Accounted, Unix seconds
+	}{
+		{name: "without gaps the last interval's end", want: last},
+		{name: "gaps before the last interval do not count", gaps: []gap{{Start: last - 100, End: last - 50}}, want: last},
+		{name: "a gap from the last interval's end", gaps: []gap{{Start: last, End: last + 30}}, want: last + 30},
+		{name: "gaps back to back", gaps: []gap{{Start: last, End: last + 30}, {Start: last + 30, End: last + 90}}, want: last + 90},
+		{name: "a gap after a hole does not follow", gaps: []gap{{Start: last + 10, End: last + 30}}, want: last},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := reconcile(&state{LastEnd: t0}, 0, false, tt.gaps)
+			if got := r.Accounted.Unix(); got != tt.want || !r.Last.Equal(t0) {
+				t.Errorf("Accounted = %d, Last = %v; want %d, %v", got, r.Last, tt.want, t0)
+			}
+		})
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -102,13 +101,14 @@ type report struct {
 	ByUser   map[string]usage
 	Total    usage
 	Quotas   quotas
-	Gaps     []gap
+	Gaps     []gap // merged (mergeGaps), by start
 	// GapDays are the days a gap overlaps.
 	GapDays map[string]bool
 }
 
 // aggregate sums rows per user per day over the days from..to. gaps are
-// kept where they overlap the range, whose days are dates in loc.
+// merged (mergeGaps) and kept where they overlap the range, whose days are
+// dates in loc.
 func aggregate(days []string, rows []datedRow, gaps []gap, q quotas, legacySeconds float64, loc *time.Location) *report {
 	rp := &report{
 		Days: days, Cells: map[cell]usage{}, ByDay: map[string]usage{}, ByUser: map[string]usage{},
@@ -138,7 +138,7 @@ func aggregate(days []string, rows []datedRow, gaps []gap, q quotas, legacySecon
 		first, _ := time.ParseInLocation(dayLayout, rp.From, loc)
 		last, _ := time.ParseInLocation(dayLayout, rp.To, loc)
 		end := last.AddDate(0, 0, 1)
-		for _, g := range gaps {
+		for _, g := range mergeGaps(gaps) {
 			s, e := time.Unix(g.Start, 0), time.Unix(g.End, 0)
 			if !e.After(first) || !s.Before(end) {
 				continue
@@ -151,7 +151,6 @@ func aggregate(days []string, rows []datedRow, gaps []gap, q quotas, legacySecon
 				}
 			}
 		}
-		slices.SortFunc(rp.Gaps, func(a, b gap) int { return cmp.Compare(a.Start, b.Start) })
 	}
 	return rp
 }

@@ -67,6 +67,28 @@ func TestAggregateSumsGPUHoursPerUserPerDay(t *testing.T) {
 	}
 }
 
+func TestReportCountsOverlappingGapsOnce(t *testing.T) {
+	dir := t.TempDir()
+	// A run killed before its first interval ended recorded 10:00 to
+	// 10:05; the next start, 10:00 to 10:20.
+	a, b, c := unixAt("2025-01-01 10:00:00"), unixAt("2025-01-01 10:05:00"), unixAt("2025-01-01 10:20:00")
+	writeFile(t, filepath.Join(dir, gapsName), gapsHeader+"\n"+
+		string(formatGap(gap{Start: a, End: b, Reason: gapNotRunning}))+string(formatGap(gap{Start: a, End: c, Reason: gapNotRunning})))
+	gaps, err := readGaps(dir, func(s string) { t.Error(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := aggregate([]string{"2025-01-01"}, nil, gaps, nil, 300, time.UTC)
+	var out bytes.Buffer
+	if err := writeTable(&out, rp, dir, time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	want := "Gaps in the log (usage was not measured):\n  2025-01-01 10:00:00  to  2025-01-01 10:20:00  (20m0s, not running)\n"
+	if !strings.HasSuffix(out.String(), want) {
+		t.Errorf("the table ends:\n%s\nwant it to end:\n%s", out.String(), want)
+	}
+}
+
 func near(a, b usage) bool {
 	eq := func(x, y float64) bool { return math.Abs(x-y) < 1e-9 }
 	return eq(a.Busy, b.Busy) && eq(a.Held, b.Held) && eq(a.MemGiB, b.MemGiB) && eq(a.Unknown, b.Unknown)
