@@ -77,7 +77,8 @@ func logUsage(ctx context.Context, lib *nvgo.Library, cfg logConfig) error {
 	defer reader.Close()
 	prev := reader.Read()
 	l.log.Info("logging GPU usage", "dir", l.dir, "interval", l.interval, "tick", l.tick, "gpus", len(prev.GPUs), "start", prev.Time.Format(time.RFC3339))
-	if err := l.recordGap(prev.Time); err != nil {
+	l.checkClock(prev.Time)
+	if err := l.recordGap(prev.Time, slog.LevelWarn, "usage was not measured between the last interval and this start"); err != nil {
 		return err
 	}
 	if l.ready != nil {
@@ -102,6 +103,11 @@ func logUsage(ctx context.Context, lib *nvgo.Library, cfg logConfig) error {
 		if err := l.writeInterval(reader, prev, cur); err != nil {
 			return err
 		}
+	}
+	// The time since the last tick (less than one) is measured by no
+	// tick: the next start's gap goes on from it.
+	if err := l.recordGap(lib.Clock().Now(), slog.LevelInfo, "usage since the last tick was not measured"); err != nil {
+		return err
 	}
 	l.logStopped()
 	return nil
@@ -181,18 +187,22 @@ func (l *logger) alignToTick(ctx context.Context, clock nvgo.Clock) error {
 	return clock.Sleep(ctx, wait)
 }
 
-// recordGap records the span between where the directory left off and the
-// first tick of this run, if any, in gaps.csv.
-func (l *logger) recordGap(start time.Time) error {
+// checkClock warns when the first tick of this run, at start, is before
+// the last interval written.
+func (l *logger) checkClock(start time.Time) {
 	if l.resume.Known && start.Before(l.resume.Last) {
 		l.log.Warn("the clock is before the last interval written; intervals ending before it will not be written", "last_interval_end", l.resume.Last.Format(time.RFC3339), "now", start.Format(time.RFC3339))
-		return nil
 	}
-	g, ok := gapBefore(l.resume, start, l.tick)
+}
+
+// recordGap records in gaps.csv the span from where the log accounts for
+// the GPUs until end, if there is one (gapBefore), and logs msg at level.
+func (l *logger) recordGap(end time.Time, level slog.Level, msg string) error {
+	g, ok := gapBefore(l.resume, end)
 	if !ok {
 		return nil
 	}
-	l.log.Warn("usage was not measured between the last interval and this start; recorded in "+gapsName,
+	l.log.Log(context.Background(), level, msg+"; recorded in "+gapsName,
 		"from", time.Unix(g.Start, 0).Format(time.RFC3339), "to", time.Unix(g.End, 0).Format(time.RFC3339), "length", g.Duration())
 	if err := appendLines(filepath.Join(l.dir, gapsName), gapsHeader, formatGap(g)); err != nil {
 		return err

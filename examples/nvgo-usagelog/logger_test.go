@@ -363,6 +363,51 @@ func TestRestartRecordsTheGapAndRepeatsNothing(t *testing.T) {
 	}
 }
 
+// TestRestartsRecordEveryUnmeasuredSecond restarts a logger of 5 s ticks
+// one tick later: the hole is a tick long, and once went unrecorded.
+func TestRestartsRecordEveryUnmeasuredSecond(t *testing.T) {
+	const tick = 5 * time.Second
+	tests := []struct {
+		name      string
+		stopAfter time.Duration // after the last tick, before the stop
+		wantGaps  []string
+	}{
+		{
+			name:     "stopped on a tick and restarted on the next, the tick between is a gap",
+			wantGaps: []string{fmt.Sprintf("%d,%d,5,not running", at(10*time.Second), at(15*time.Second))},
+		},
+		{
+			name:      "stopped between ticks, the time since the last tick is a gap at the stop, and the restart goes on from it",
+			stopAfter: 3 * time.Second,
+			wantGaps: []string{
+				fmt.Sprintf("%d,%d,3,not running", at(10*time.Second), at(13*time.Second)),
+				fmt.Sprintf("%d,%d,2,not running", at(13*time.Second), at(15*time.Second)),
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+			must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))
+			dir := t.TempDir()
+			r := startRig(t, fleet, dir, tick, tick)
+			r.run(10 * time.Second) // intervals end at 00:00:05 and 00:00:10
+			if tt.stopAfter > 0 {
+				r.clock.Advance(tt.stopAfter) // before the next tick is due
+			}
+			r.stop()
+			fleet.Advance(15*time.Second - fleet.Now().Sub(day0))
+			r2 := startRig(t, fleet, dir, tick, tick)
+			r2.run(tick)
+
+			want := append([]string{gapsHeader}, tt.wantGaps...)
+			if got := csvLines(t, dir, gapsName); !slices.Equal(got, want) {
+				t.Errorf("gaps.csv = %q, want %q\n%s%s", got, want, r.log, r2.log)
+			}
+		})
+	}
+}
+
 func TestAStartStoppedBeforeItsFirstIntervalIsNotCountedTwice(t *testing.T) {
 	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
 	must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))

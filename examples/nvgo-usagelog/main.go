@@ -24,9 +24,9 @@
 // start a last line without its newline is ended when it is a whole row,
 // or else cut off into a side file (DIR/DATE.csv.torn, appended to); the
 // state file is reconciled with the newest CSV row, and the time since the
-// last interval written is recorded in DIR/gaps.csv
-// (Start,End,Seconds,Reason), so that nothing is lost or written twice
-// silently. SIGINT, SIGTERM and SIGHUP write the interval in progress and
+// last interval written (a stop records the time since its last tick) is
+// recorded in DIR/gaps.csv (Start,End,Seconds,Reason), so that nothing is
+// lost or written twice silently. SIGINT, SIGTERM and SIGHUP write the interval in progress and
 // exit 0.
 //
 // nvgo-usagelog report sums the CSVs per user per day (busy GPU-hours, GPU-hours

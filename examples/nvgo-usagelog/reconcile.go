@@ -124,14 +124,16 @@ func accountedUntil(last time.Time, gaps []gap) time.Time {
 	return time.Unix(end, 0)
 }
 
-// gapBefore returns the gap between where the log left off and a new start,
-// if there is one: more than one tick unmeasured (ticks are one tick apart
-// even while running).
-func gapBefore(r resume, start time.Time, tick time.Duration) (gap, bool) {
-	if !r.Known || start.Sub(r.Accounted) <= tick {
+// gapBefore returns the gap between where the log accounts for the GPUs
+// and t (a start's first tick, or a stop), if there is one: any whole
+// second. A start's first tick is not in its first interval (that begins
+// there), so even one tick after the last interval's end is a second
+// nobody measured.
+func gapBefore(r resume, t time.Time) (gap, bool) {
+	if !r.Known || t.Unix() <= r.Accounted.Unix() {
 		return gap{}, false
 	}
-	return gap{Start: r.Accounted.Unix(), End: start.Unix(), Reason: gapNotRunning}, true
+	return gap{Start: r.Accounted.Unix(), End: t.Unix(), Reason: gapNotRunning}, true
 }
 
 // mergeGaps returns gaps sorted by start, with those that overlap or touch

@@ -68,7 +68,17 @@ func TestGapBeforeRecordsUnmeasuredTime(t *testing.T) {
 		ok    bool
 	}{
 		{name: "a new directory has no gap", r: resume{}, start: t0},
-		{name: "one tick after the last interval is no gap", r: resume{Last: t0, Known: true, Accounted: t0}, start: t0.Add(time.Second)},
+		{
+			name: "one tick after the last interval is a gap of a tick: the start's first tick begins its first interval",
+			r:    resume{Last: t0, Known: true, Accounted: t0}, start: t0.Add(5 * time.Second),
+			want: gap{Start: t0.Unix(), End: t0.Unix() + 5, Reason: gapNotRunning}, ok: true,
+		},
+		{name: "the same second is no gap", r: resume{Last: t0, Known: true, Accounted: t0}, start: t0.Add(999 * time.Millisecond)},
+		{
+			name: "a gap starts where the log accounts for the GPUs",
+			r:    resume{Last: t0, Known: true, Accounted: t0.Add(30 * time.Second)}, start: t0.Add(95 * time.Second),
+			want: gap{Start: t0.Unix() + 30, End: t0.Unix() + 95, Reason: gapNotRunning}, ok: true,
+		},
 		{
 			name: "a restart 95 seconds later is a gap of 95 seconds",
 			r:    resume{Last: t0, Known: true, Accounted: t0}, start: t0.Add(95 * time.Second),
@@ -78,7 +88,7 @@ func TestGapBeforeRecordsUnmeasuredTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := gapBefore(tt.r, tt.start, time.Second)
+			got, ok := gapBefore(tt.r, tt.start)
 			if ok != tt.ok || got != tt.want {
 				t.Errorf("gapBefore = %+v, %v; want %+v, %v", got, ok, tt.want, tt.ok)
 			}
