@@ -33,6 +33,9 @@ type logger struct {
 	resume  resume // where the directory left off; Last advances with each interval
 	dropped uint64 // exits the reader dropped, as last logged
 	gpuErrs map[int]string
+	// repaired holds the files whose last line this run has repaired
+	// (repairTail), which it does before it first appends to one.
+	repaired map[string]bool
 }
 
 // logUsage runs the usage log until ctx ends: it repairs and reconciles
@@ -49,7 +52,7 @@ func logUsage(ctx context.Context, lib *nvgo.Library, cfg logConfig) error {
 		return err
 	}
 	defer lock.Close()
-	l := &logger{logConfig: cfg, gpuErrs: map[int]string{}}
+	l := &logger{logConfig: cfg, gpuErrs: map[int]string{}, repaired: map[string]bool{}}
 	if l.resume, err = l.recover(); err != nil {
 		return err
 	}
@@ -131,25 +134,14 @@ func (l *logger) recover() (resume, error) {
 	if err != nil {
 		return resume{}, err
 	}
-	type repair struct {
-		path  string
-		whole func(string) bool
+	// The newest file is read below; another is repaired before this run
+	// first appends to it (after the clock was set back, say).
+	if err := l.repair(filepath.Join(l.dir, gapsName), isWholeGap); err != nil {
+		return resume{}, err
 	}
-	repairs := []repair{{filepath.Join(l.dir, gapsName), isWholeGap}}
 	if len(files) > 0 {
-		// Only the newest file is ever appended to.
-		repairs = append(repairs, repair{files[len(files)-1].Path, isWholeRow})
-	}
-	for _, r := range repairs {
-		done, err := repairTail(r.path, r.whole)
-		if err != nil {
-			return resume{}, fmt.Errorf("repair %s: %w", r.path, err)
-		}
-		switch {
-		case done.Ended > 0:
-			l.log.Warn("ended a whole last line that lacked its newline; it is kept", "file", r.path, "bytes", done.Ended)
-		case done.Cut != nil:
-			l.log.Warn("cut a torn last line (a write interrupted by a crash) and kept it in a side file", "file", r.path, "side_file", done.Side, "bytes", len(done.Cut))
+		if err := l.repair(files[len(files)-1].Path, isWholeRow); err != nil {
+			return resume{}, err
 		}
 	}
 	st, err := loadState(l.dir)
@@ -176,6 +168,26 @@ func (l *logger) recover() (resume, error) {
 	return r, nil
 }
 
+// repair repairs the last line of path (repairTail) once per run, and
+// logs what it did.
+func (l *logger) repair(path string, whole func(string) bool) error {
+	if l.repaired[path] {
+		return nil
+	}
+	done, err := repairTail(path, whole)
+	if err != nil {
+		return fmt.Errorf("repair %s: %w", path, err)
+	}
+	l.repaired[path] = true
+	switch {
+	case done.Ended > 0:
+		l.log.Warn("ended a whole last line that lacked its newline; it is kept", "file", path, "bytes", done.Ended)
+	case done.Cut != nil:
+		l.log.Warn("cut a torn last line (a write interrupted by a crash) and kept it in a side file", "file", path, "side_file", done.Side, "bytes", len(done.Cut))
+	}
+	return nil
+}
+
 // alignToTick waits for the next whole tick of the clock, so that ticks,
 // and thus interval ends, fall on round times.
 func (l *logger) alignToTick(ctx context.Context, clock nvgo.Clock) error {
@@ -188,11 +200,19 @@ func (l *logger) alignToTick(ctx context.Context, clock nvgo.Clock) error {
 }
 
 // checkClock warns when the first tick of this run, at start, is before
-// the last interval written.
+// the time the log accounts for: the clock was set back, or was ahead when
+// the log was written, and nothing tells which. The intervals of this run
+// are written all the same, with this clock's times (dropping them until
+// the clock caught up would lose real usage, for good if the log was
+// ahead); the time since the log's end cannot be known, so no gap is
+// recorded for it.
 func (l *logger) checkClock(start time.Time) {
-	if l.resume.Known && start.Before(l.resume.Last) {
-		l.log.Warn("the clock is before the last interval written; intervals ending before it will not be written", "last_interval_end", l.resume.Last.Format(time.RFC3339), "now", start.Format(time.RFC3339))
+	if !l.resume.Known || !start.Before(l.resume.Accounted) {
+		return
 	}
+	l.log.Warn("the clock is behind the log: it was set back, or was ahead when the log was written. "+
+		"Intervals are written with this clock's times, before rows already in the log, and the time since the log's end is unknown, so no gap is recorded for it",
+		"log_end", l.resume.Accounted.Format(time.RFC3339), "now", start.Format(time.RFC3339), "behind", l.resume.Accounted.Sub(start).Round(time.Second))
 }
 
 // recordGap records in gaps.csv the span from where the log accounts for
@@ -240,15 +260,6 @@ func (l *logger) writeInterval(r *nvgo.Reader, prev, cur nvgo.Counters) error {
 		l.log.Warn("exited processes were dropped before they were read; their last seconds are missing", "dropped", d-l.dropped)
 		l.dropped = d
 	}
-	if l.resume.Known && iv.End.Unix() <= l.resume.Last.Unix() {
-		// Only after the clock went back: the CSV already has rows for
-		// this second, and an interval is never written twice.
-		l.log.Warn("interval not written: the log already has one ending then", "end", iv.End.Format(time.RFC3339), "last_interval_end", l.resume.Last.Format(time.RFC3339))
-		if l.wrote != nil {
-			l.wrote(iv)
-		}
-		return nil
-	}
 	rows := rowsOf(iv, l.tick)
 	st := state{LastEnd: iv.End, Interval: l.interval.String(), Tick: l.tick.String()}
 	if len(rows) > 0 {
@@ -257,6 +268,9 @@ func (l *logger) writeInterval(r *nvgo.Reader, prev, cur nvgo.Counters) error {
 			data = append(data, formatRow(row)...)
 		}
 		path := dayFile(l.dir, iv.End, l.loc)
+		if err := l.repair(path, isWholeRow); err != nil {
+			return err
+		}
 		if err := appendLines(path, header, data); err != nil {
 			return err
 		}

@@ -563,6 +563,83 @@ func TestRestartsAppendEachTornLineToTheSideFile(t *testing.T) {
 	}
 }
 
+// TestAClockBehindTheLogLosesNoInterval starts a logger whose clock is
+// behind the log's end, as after a wrong boot clock or an NTP step back.
+func TestAClockBehindTheLogLosesNoInterval(t *testing.T) {
+	day := 24 * time.Hour
+	tests := []struct {
+		name string
+		// The log before the start, at 2025-01-01 00:00:25.
+		files     map[string]string
+		logEnd    int64
+		wantRows  map[string][]int64 // Timestamps per file after 15 s
+		wantTorn  string             // 2025-01-01.csv.torn; "" for none
+		wantState int64
+	}{
+		{
+			name:      "a minute behind: the rows follow the log's, with the clock's times",
+			files:     map[string]string{"2025-01-01.csv": fmt.Sprintf("%s\n%d,?,1,0,5\n", header, at(time.Minute))},
+			logEnd:    at(time.Minute),
+			wantRows:  map[string][]int64{"2025-01-01.csv": {at(time.Minute), at(30 * time.Second), at(40 * time.Second)}},
+			wantState: at(40 * time.Second),
+		},
+		{
+			name: "a day behind: the rows go to the clock's day, whose torn last line is repaired first",
+			files: map[string]string{
+				"2025-01-01.csv": fmt.Sprintf("%s\n%d,?,1,0,5\n%d,?,1", header, at(10*time.Second), at(20*time.Second)),
+				"2025-01-02.csv": fmt.Sprintf("%s\n%d,?,1,0,5\n", header, at(day+time.Minute)),
+			},
+			logEnd: at(day + time.Minute),
+			wantRows: map[string][]int64{
+				"2025-01-01.csv": {at(10 * time.Second), at(30 * time.Second), at(40 * time.Second)},
+				"2025-01-02.csv": {at(day + time.Minute)},
+			},
+			wantTorn:  fmt.Sprintf("%d,?,1\n", at(20*time.Second)),
+			wantState: at(40 * time.Second),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range tt.files {
+				writeFile(t, filepath.Join(dir, name), content)
+			}
+			writeFile(t, filepath.Join(dir, stateName), stateJSON(tt.logEnd))
+			fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+			must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))
+			fleet.Advance(25 * time.Second)
+			r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+			r.run(15 * time.Second)
+			r.stop()
+
+			for name, want := range tt.wantRows {
+				var got []int64
+				for _, row := range rowsIn(t, dir, name) {
+					got = append(got, row.Time)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s has rows at %v, want %v", name, got, want)
+				}
+			}
+			torn, err := os.ReadFile(filepath.Join(dir, "2025-01-01.csv"+tornSuffix))
+			if string(torn) != tt.wantTorn || (tt.wantTorn == "" && !os.IsNotExist(err)) {
+				t.Errorf("the side file = %q (%v), want %q", torn, err, tt.wantTorn)
+			}
+			if gaps := csvLines(t, dir, gapsName); gaps != nil {
+				t.Errorf("gaps.csv = %q; want none: the time since the log's end is unknown", gaps)
+			}
+			if st, err := loadState(dir); err != nil || st == nil || st.LastEnd.Unix() != tt.wantState {
+				t.Errorf("state = %+v, %v; want the interval ending at %v", st, err, time.Unix(tt.wantState, 0).UTC())
+			}
+			log := r.log.String()
+			want := "the clock is behind the log: it was set back, or was ahead when the log was written"
+			if strings.Count(log, want) != 1 || strings.Contains(log, "already has one") {
+				t.Errorf("the log does not say once %q (or says more):\n%s", want, log)
+			}
+		})
+	}
+}
+
 func TestStopBeforeTheFirstIntervalLogsNoZeroTime(t *testing.T) {
 	tests := []struct {
 		name     string

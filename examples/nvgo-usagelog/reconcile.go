@@ -97,7 +97,7 @@ func reconcile(st *state, csvLast int64, csvOK bool, gaps []gap) resume {
 		r = resume{Last: t, Known: true, Note: fmt.Sprintf("no state file: resuming after the newest CSV row (%s)", t.UTC().Format(time.RFC3339))}
 	case csvOK && csvLast > st.LastEnd.Unix():
 		t := time.Unix(csvLast, 0)
-		r = resume{Last: t, Known: true, Note: fmt.Sprintf("the state file (last interval ending %s) is behind the CSV (rows up to %s), as after a crash between the two writes: resuming after the CSV",
+		r = resume{Last: t, Known: true, Note: fmt.Sprintf("the state file (last interval ending %s) is behind the CSV (rows up to %s), as after a crash between the two writes, or after a run whose clock was behind the log: resuming after the CSV",
 			st.LastEnd.UTC().Format(time.RFC3339), t.UTC().Format(time.RFC3339))}
 	default:
 		r = resume{Last: st.LastEnd, Known: true}
