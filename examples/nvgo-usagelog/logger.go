@@ -136,8 +136,14 @@ func (l *logger) recover() (resume, error) {
 	}
 	// The newest file is read below; another is repaired before this run
 	// first appends to it (after the clock was set back, say).
-	if err := l.repair(filepath.Join(l.dir, gapsName), isWholeGap); err != nil {
+	gapsPath := filepath.Join(l.dir, gapsName)
+	if err := l.repair(gapsPath, isWholeGap); err != nil {
 		return resume{}, err
+	}
+	if upgraded, err := upgradeGaps(gapsPath); err != nil {
+		return resume{}, fmt.Errorf("add the GPU columns to %s: %w", gapsPath, err)
+	} else if upgraded {
+		l.log.Info("added the columns GPU Number and GPU UUID to "+gapsName+" (empty in its rows: gaps of the whole log)", "file", gapsPath)
 	}
 	if len(files) > 0 {
 		if err := l.repair(files[len(files)-1].Path, isWholeRow); err != nil {

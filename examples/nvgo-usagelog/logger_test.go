@@ -354,12 +354,33 @@ func TestRestartRecordsTheGapAndRepeatsNothing(t *testing.T) {
 	if want := []int64{at(10 * time.Second), at(20 * time.Second), at(2 * time.Minute), at(130 * time.Second)}; !slices.Equal(times, want) {
 		t.Errorf("rows at %v, want %v", times, want)
 	}
-	wantGaps := []string{gapsHeader, fmt.Sprintf("%d,%d,95,not running", at(20*time.Second), at(115*time.Second))}
+	wantGaps := []string{gapsHeader, fmt.Sprintf("%d,%d,95,not running,,", at(20*time.Second), at(115*time.Second))}
 	if got := csvLines(t, dir, gapsName); !slices.Equal(got, wantGaps) {
 		t.Errorf("gaps.csv = %q, want %q", got, wantGaps)
 	}
 	if !strings.Contains(r2.log.String(), "usage was not measured") {
 		t.Errorf("the gap was not logged:\n%s", r2.log)
+	}
+}
+
+func TestStartAddsTheGPUColumnsToAnOldGapsFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, gapsName), fmt.Sprintf("%s\n%d,%d,5,not running\n", oldGapsHeader, at(5*time.Second), at(10*time.Second)))
+	writeFile(t, filepath.Join(dir, stateName), stateJSON(at(20*time.Second)))
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+	fleet.Advance(25 * time.Second)
+	r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+	r.stop()
+	want := []string{
+		gapsHeader,
+		fmt.Sprintf("%d,%d,5,not running,,", at(5*time.Second), at(10*time.Second)),
+		fmt.Sprintf("%d,%d,5,not running,,", at(20*time.Second), at(25*time.Second)),
+	}
+	if got := csvLines(t, dir, gapsName); !slices.Equal(got, want) {
+		t.Errorf("gaps.csv = %q, want %q", got, want)
+	}
+	if !strings.Contains(r.log.String(), "added the columns GPU Number and GPU UUID to gaps.csv") {
+		t.Errorf("the upgrade was not logged:\n%s", r.log)
 	}
 }
 
@@ -374,14 +395,14 @@ func TestRestartsRecordEveryUnmeasuredSecond(t *testing.T) {
 	}{
 		{
 			name:     "stopped on a tick and restarted on the next, the tick between is a gap",
-			wantGaps: []string{fmt.Sprintf("%d,%d,5,not running", at(10*time.Second), at(15*time.Second))},
+			wantGaps: []string{fmt.Sprintf("%d,%d,5,not running,,", at(10*time.Second), at(15*time.Second))},
 		},
 		{
 			name:      "stopped between ticks, the time since the last tick is a gap at the stop, and the restart goes on from it",
 			stopAfter: 3 * time.Second,
 			wantGaps: []string{
-				fmt.Sprintf("%d,%d,3,not running", at(10*time.Second), at(13*time.Second)),
-				fmt.Sprintf("%d,%d,2,not running", at(13*time.Second), at(15*time.Second)),
+				fmt.Sprintf("%d,%d,3,not running,,", at(10*time.Second), at(13*time.Second)),
+				fmt.Sprintf("%d,%d,2,not running,,", at(13*time.Second), at(15*time.Second)),
 			},
 		},
 	}
@@ -428,8 +449,8 @@ func TestAStartStoppedBeforeItsFirstIntervalIsNotCountedTwice(t *testing.T) {
 	// twice.
 	wantGaps := []string{
 		gapsHeader,
-		fmt.Sprintf("%d,%d,30,not running", at(20*time.Second), at(50*time.Second)),
-		fmt.Sprintf("%d,%d,30,not running", at(50*time.Second), at(80*time.Second)),
+		fmt.Sprintf("%d,%d,30,not running,,", at(20*time.Second), at(50*time.Second)),
+		fmt.Sprintf("%d,%d,30,not running,,", at(50*time.Second), at(80*time.Second)),
 	}
 	if got := csvLines(t, dir, gapsName); !slices.Equal(got, wantGaps) {
 		t.Errorf("gaps.csv = %q, want %q", got, wantGaps)
@@ -458,7 +479,7 @@ func TestRestartReconcilesTheStateFileWithTheCSV(t *testing.T) {
 			name:     "a CSV ahead of the state (a crash between the writes) is kept and not written again",
 			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n%d,?,1,0,5\n", header, at(10*time.Second), at(20*time.Second)),
 			state:    stateJSON(at(10 * time.Second)),
-			wantGap:  fmt.Sprintf("%d,%d,5,not running", at(20*time.Second), at(25*time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,5,not running,,", at(20*time.Second), at(25*time.Second)),
 			wantWarn: "is behind the CSV",
 			wantRows: []int64{at(10 * time.Second), at(20 * time.Second), at(30 * time.Second)},
 		},
@@ -466,13 +487,13 @@ func TestRestartReconcilesTheStateFileWithTheCSV(t *testing.T) {
 			name:     "a state ahead of the CSV (idle intervals) marks where the log stopped",
 			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n", header, at(10*time.Second)),
 			state:    stateJSON(at(20 * time.Second)),
-			wantGap:  fmt.Sprintf("%d,%d,5,not running", at(20*time.Second), at(25*time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,5,not running,,", at(20*time.Second), at(25*time.Second)),
 			wantRows: []int64{at(10 * time.Second), at(30 * time.Second)},
 		},
 		{
 			name:     "without a state file the newest row marks it",
 			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n", header, at(20*time.Second)),
-			wantGap:  fmt.Sprintf("%d,%d,5,not running", at(20*time.Second), at(25*time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,5,not running,,", at(20*time.Second), at(25*time.Second)),
 			wantWarn: "no state file",
 			wantRows: []int64{at(20 * time.Second), at(30 * time.Second)},
 		},
@@ -480,7 +501,7 @@ func TestRestartReconcilesTheStateFileWithTheCSV(t *testing.T) {
 			name:     "a torn last line is cut into the side file and logged, and the rows before it kept",
 			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n%d,?,1,0,", header, at(10*time.Second), at(20*time.Second)),
 			state:    stateJSON(at(10 * time.Second)),
-			wantGap:  fmt.Sprintf("%d,%d,15,not running", at(10*time.Second), at(25*time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,15,not running,,", at(10*time.Second), at(25*time.Second)),
 			wantWarn: `cut a torn last line (a write interrupted by a crash) and kept it in a side file" file=DIR/2025-01-01.csv side_file=DIR/2025-01-01.csv.torn bytes=17`,
 			wantRows: []int64{at(10 * time.Second), at(30 * time.Second)},
 			wantTorn: fmt.Sprintf("%d,?,1,0,\n", at(20*time.Second)),
@@ -489,7 +510,7 @@ func TestRestartReconcilesTheStateFileWithTheCSV(t *testing.T) {
 			name:     "a whole last row without its newline is kept, ended and counted as written",
 			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n%d,?,1,0,5", header, at(10*time.Second), at(20*time.Second)),
 			state:    stateJSON(at(10 * time.Second)),
-			wantGap:  fmt.Sprintf("%d,%d,5,not running", at(20*time.Second), at(25*time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,5,not running,,", at(20*time.Second), at(25*time.Second)),
 			wantWarn: `ended a whole last line that lacked its newline; it is kept" file=DIR/2025-01-01.csv bytes=18`,
 			wantRows: []int64{at(10 * time.Second), at(20 * time.Second), at(30 * time.Second)},
 		},
