@@ -35,10 +35,11 @@ of the interval's end):
 GPU Usage is the process's mean SM utilization (%%) over the interval, not
 one reading. Intervals end on multiples of --interval from local midnight.
 Every second nothing was measured (from a stop, or the last tick before it,
-to the next start) is recorded in DIR/gaps.csv. A last line without its
-newline (a crash mid-write) is kept if it is a whole row, else moved to
-FILE.torn beside its file. SIGINT, SIGTERM or SIGHUP writes the interval in
-progress (its real length) and exits 0.
+to the next start), and every tick that could not read a GPU or list its
+processes (a gap of that GPU), is recorded in DIR/gaps.csv. A last line
+without its newline (a crash mid-write) is kept if it is a whole row, else
+moved to FILE.torn beside its file. SIGINT, SIGTERM or SIGHUP writes the
+interval in progress (its real length) and exits 0.
 
 flags:
   --interval DURATION   time between rows (default 5m); a whole number of ticks

@@ -30,9 +30,9 @@ type logConfig struct {
 // logger appends intervals to a log directory.
 type logger struct {
 	logConfig
-	resume  resume // where the directory left off; Last advances with each interval
-	dropped uint64 // exits the reader dropped, as last logged
-	gpuErrs map[int]string
+	resume   resume    // where the directory left off; Last advances with each interval
+	dropped  uint64    // exits the reader dropped, as last logged
+	coverage *coverage // which GPUs' processes were measured, from the first tick
 	// repaired holds the files whose last line this run has repaired
 	// (repairTail), which it does before it first appends to one.
 	repaired map[string]bool
@@ -52,7 +52,7 @@ func logUsage(ctx context.Context, lib *nvgo.Library, cfg logConfig) error {
 		return err
 	}
 	defer lock.Close()
-	l := &logger{logConfig: cfg, gpuErrs: map[int]string{}, repaired: map[string]bool{}}
+	l := &logger{logConfig: cfg, repaired: map[string]bool{}}
 	if l.resume, err = l.recover(); err != nil {
 		return err
 	}
@@ -79,6 +79,7 @@ func logUsage(ctx context.Context, lib *nvgo.Library, cfg logConfig) error {
 	reader := acc.NewReader()
 	defer reader.Close()
 	prev := reader.Read()
+	l.coverage = newCoverage(l.log, prev)
 	l.log.Info("logging GPU usage", "dir", l.dir, "interval", l.interval, "tick", l.tick, "gpus", len(prev.GPUs), "start", prev.Time.Format(time.RFC3339))
 	l.checkClock(prev.Time)
 	if err := l.recordGap(prev.Time, slog.LevelWarn, "usage was not measured between the last interval and this start"); err != nil {
@@ -243,7 +244,9 @@ func (l *logger) waitFor(ctx context.Context, acc *nvgo.Accumulator, r *nvgo.Rea
 	due := next.Add(-l.tick / 2)
 	for {
 		updated := acc.Updated() // before the check, so that no tick is missed
-		if !acc.Counters().Time.Before(due) {
+		c := acc.Counters()
+		l.coverage.observe(c)
+		if !c.Time.Before(due) {
 			return r.Read(), true
 		}
 		select {
@@ -261,7 +264,19 @@ func (l *logger) writeInterval(r *nvgo.Reader, prev, cur nvgo.Counters) error {
 	if err != nil {
 		return err
 	}
-	l.logGPUErrors(iv)
+	// The gaps of GPUs whose processes were not measured go first: a
+	// crash before the rows then leaves them inside the next start's gap,
+	// never rows without them.
+	l.coverage.observe(cur)
+	if gaps := l.coverage.drain(); len(gaps) > 0 {
+		var data []byte
+		for _, g := range gaps {
+			data = append(data, formatGap(g)...)
+		}
+		if err := appendLines(filepath.Join(l.dir, gapsName), gapsHeader, data); err != nil {
+			return err
+		}
+	}
 	if d := r.Dropped(); d > l.dropped {
 		l.log.Warn("exited processes were dropped before they were read; their last seconds are missing", "dropped", d-l.dropped)
 		l.dropped = d
@@ -294,24 +309,4 @@ func (l *logger) writeInterval(r *nvgo.Reader, prev, cur nvgo.Counters) error {
 		l.wrote(iv)
 	}
 	return nil
-}
-
-// logGPUErrors warns when a GPU starts or stops failing.
-func (l *logger) logGPUErrors(iv nvgo.Interval) {
-	for _, g := range iv.GPUs {
-		msg := ""
-		if g.Err != nil {
-			msg = g.Err.Error()
-		}
-		if msg == l.gpuErrs[g.Index] {
-			continue
-		}
-		if msg == "" {
-			l.log.Info("GPU readable again", "gpu", g.Index)
-			delete(l.gpuErrs, g.Index)
-		} else {
-			l.log.Warn("GPU cannot be read; its processes have no rows while it fails", "gpu", g.Index, "err", msg)
-			l.gpuErrs[g.Index] = msg
-		}
-	}
 }

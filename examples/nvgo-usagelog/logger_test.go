@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
@@ -360,6 +362,100 @@ func TestRestartRecordsTheGapAndRepeatsNothing(t *testing.T) {
 	}
 	if !strings.Contains(r2.log.String(), "usage was not measured") {
 		t.Errorf("the gap was not logged:\n%s", r2.log)
+	}
+}
+
+// TestAGPUWhoseProcessesCannotBeReadIsAGapOfThatGPU makes GPU 1's
+// processes unreadable from 00:00:05 to 00:00:15, across an interval end:
+// its process's rows miss that time, and gaps.csv and the log say so.
+func TestAGPUWhoseProcessesCannotBeReadIsAGapOfThatGPU(t *testing.T) {
+	tests := []struct {
+		name       string
+		fault      func(*fakegpu.GPU)
+		heal       func(*fakegpu.GPU) // nil: the fault lasts
+		wantReason string             // the gaps' Reason, up to the error
+		wantWarn   string
+		wantGaps   [][2]time.Duration // the gap rows' spans
+		wantRows   []float64          // the Seconds of GPU 1's rows
+	}{
+		{
+			name:       "its process lists fail",
+			fault:      func(g *fakegpu.GPU) { g.Fail("processes", nvml.ERROR_UNKNOWN) },
+			heal:       func(g *fakegpu.GPU) { g.ClearFail("processes") },
+			wantReason: "processes of GPU 1 not listed: ",
+			wantWarn:   `msg="the processes of a GPU cannot be listed: they are not measured while it fails; the time is recorded in gaps.csv" gpu=1 err=`,
+			wantGaps:   [][2]time.Duration{{5 * time.Second, 10 * time.Second}, {10 * time.Second, 15 * time.Second}},
+			wantRows:   []float64{5, 5},
+		},
+		{
+			name:       "it is lost",
+			fault:      func(g *fakegpu.GPU) { g.Lose() },
+			wantReason: "GPU 1 not readable: ",
+			wantWarn:   `msg="a GPU cannot be read: its processes are not measured while it fails; the time is recorded in gaps.csv" gpu=1 err=`,
+			wantGaps:   [][2]time.Duration{{5 * time.Second, 10 * time.Second}, {10 * time.Second, 20 * time.Second}},
+			wantRows:   []float64{5},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"}, fakegpu.GPUSpec{Model: "h100"})
+			g1 := fleet.GPU(1)
+			must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))
+			must(t, g1.StartProcess(fakegpu.Process{PID: ghostPID2, SM: 30}))
+			dir := t.TempDir()
+			r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+			r.run(5 * time.Second)
+			tt.fault(g1)
+			r.run(10 * time.Second) // the ticks at 00:00:06 to 00:00:15 fail
+			if tt.heal != nil {
+				tt.heal(g1)
+			}
+			r.run(5 * time.Second)
+			r.stop()
+
+			lines := csvLines(t, dir, gapsName)
+			if len(lines) != 1+len(tt.wantGaps) || lines[0] != gapsHeader {
+				t.Fatalf("gaps.csv = %q; want its header and %d rows\n%s", lines, len(tt.wantGaps), r.log)
+			}
+			for i, span := range tt.wantGaps {
+				g, err := parseGap(lines[i+1])
+				want := gap{Start: at(span[0]), End: at(span[1]), Reason: g.Reason, OnGPU: true, GPU: 1, UUID: g1.UUID()}
+				if err != nil || g != want || !strings.HasPrefix(g.Reason, tt.wantReason) || !isWholeGap(lines[i+1]) {
+					t.Errorf("gap row %q = %+v, %v; want %+v with a reason starting %q", lines[i+1], g, err, want, tt.wantReason)
+				}
+			}
+			var seconds []float64
+			for _, row := range rowsIn(t, dir, "2025-01-01.csv") {
+				if row.GPU == 1 {
+					seconds = append(seconds, row.Seconds.v)
+				}
+			}
+			if !slices.Equal(seconds, tt.wantRows) {
+				t.Errorf("GPU 1's rows have Seconds %v, want %v", seconds, tt.wantRows)
+			}
+			log := r.log.String()
+			if n := strings.Count(log, tt.wantWarn); n != 1 {
+				t.Errorf("the log has %d times %q, want once:\n%s", n, tt.wantWarn, log)
+			}
+			wantAgain := 0
+			if tt.heal != nil {
+				wantAgain = 1
+			}
+			if n := strings.Count(log, `msg="the processes of a GPU are measured again" gpu=1`); n != wantAgain {
+				t.Errorf("the log says %d times that GPU 1 is measured again, want %d:\n%s", n, wantAgain, log)
+			}
+
+			// The report counts the fault once, as one gap of GPU 1.
+			gaps, err := readGaps(dir, func(s string) { t.Error(s) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			rp := aggregate([]string{"2025-01-01"}, nil, gaps, nil, 300, time.UTC)
+			last := tt.wantGaps[len(tt.wantGaps)-1][1]
+			if len(rp.Gaps) != 1 || rp.Gaps[0].Start != at(5*time.Second) || rp.Gaps[0].End != at(last) || !rp.Gaps[0].OnGPU {
+				t.Errorf("the report's gaps = %+v; want one of GPU 1 from 00:00:05 to %v", rp.Gaps, last)
+			}
+		})
 	}
 }
 

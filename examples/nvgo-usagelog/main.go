@@ -22,12 +22,14 @@
 // Each interval is one write(2) with O_APPEND, synced, then recorded in
 // DIR/usagelog.state (written to a temporary file, synced, renamed). At
 // start a last line without its newline is ended when it is a whole row,
-// or else cut off into a side file (DIR/DATE.csv.torn, appended to); the
-// state file is reconciled with the newest CSV row, and the time since the
-// last interval written (a stop records the time since its last tick) is
-// recorded in DIR/gaps.csv (Start,End,Seconds,Reason), so that nothing is
-// lost or written twice silently. SIGINT, SIGTERM and SIGHUP write the interval in progress and
-// exit 0.
+// or else cut off into a side file (DIR/DATE.csv.torn, appended to), and
+// the state file is reconciled with the newest CSV row, so that nothing is
+// written twice. Every second not measured is recorded in DIR/gaps.csv
+// (Start,End,Seconds,Reason,GPU Number,GPU UUID): the time since the last
+// interval written (a stop records the time since its last tick), and the
+// ticks that could not read one GPU or its process lists (a gap of that
+// GPU), so that nothing is lost silently. SIGINT, SIGTERM and SIGHUP write
+// the interval in progress and exit 0.
 //
 // nvgo-usagelog report sums the CSVs per user per day (busy GPU-hours, GPU-hours
 // held, memory GiB-hours, share of a daily quota) into a table, and with

@@ -83,7 +83,7 @@ func TestReportCountsOverlappingGapsOnce(t *testing.T) {
 	if err := writeTable(&out, rp, dir, time.UTC); err != nil {
 		t.Fatal(err)
 	}
-	want := "Gaps in the log (usage was not measured):\n  2025-01-01 10:00:00  to  2025-01-01 10:20:00  (20m0s, not running)\n"
+	want := "Gaps in the log (usage was not measured; a gap of one GPU names it):\n  2025-01-01 10:00:00  to  2025-01-01 10:20:00  (20m0s, not running)\n"
 	if !strings.HasSuffix(out.String(), want) {
 		t.Errorf("the table ends:\n%s\nwant it to end:\n%s", out.String(), want)
 	}
@@ -121,7 +121,7 @@ TOTAL       (all)        1.08*        3.58        35%       4.00            -   
 
 Quotas are busy GPU-hours per day; a TOTAL's quota is the daily quota × the days of the range.
 
-Gaps in the log (usage was not measured):
+Gaps in the log (usage was not measured; a gap of one GPU names it):
   2025-01-01 23:58:00  to  2025-01-02 00:03:00  (5m0s, not running)
 `
 	if got := b.String(); got != want {

@@ -226,7 +226,7 @@ func gapsOn(rp *report, day string, loc *time.Location) string {
 	for _, g := range rp.Gaps {
 		s, e := time.Unix(g.Start, 0).In(loc), time.Unix(g.End, 0).In(loc)
 		if e.After(ds) && s.Before(ds.AddDate(0, 0, 1)) {
-			parts = append(parts, fmt.Sprintf("not measured %s to %s", s.Format("2006-01-02 15:04:05"), e.Format("2006-01-02 15:04:05")))
+			parts = append(parts, fmt.Sprintf("not measured %s to %s (%s)", s.Format("2006-01-02 15:04:05"), e.Format("2006-01-02 15:04:05"), g.Reason))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -96,7 +96,7 @@ func writeTable(out io.Writer, rp *report, dir string, loc *time.Location) error
 		fmt.Fprintln(w, "\nQuotas are busy GPU-hours per day; a TOTAL's quota is the daily quota × the days of the range.")
 	}
 	if len(rp.Gaps) > 0 {
-		fmt.Fprintln(w, "\nGaps in the log (usage was not measured):")
+		fmt.Fprintln(w, "\nGaps in the log (usage was not measured; a gap of one GPU names it):")
 		for _, g := range rp.Gaps {
 			fmt.Fprintf(w, "  %s  to  %s  (%s, %s)\n",
 				time.Unix(g.Start, 0).In(loc).Format("2006-01-02 15:04:05"),
