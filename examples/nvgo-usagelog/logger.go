@@ -135,8 +135,6 @@ func (l *logger) recover() (resume, error) {
 	if err != nil {
 		return resume{}, err
 	}
-	// The newest file is read below; another is repaired before this run
-	// first appends to it (after the clock was set back, say).
 	gapsPath := filepath.Join(l.dir, gapsName)
 	if err := l.repair(gapsPath, isWholeGap); err != nil {
 		return resume{}, err
@@ -146,6 +144,8 @@ func (l *logger) recover() (resume, error) {
 	} else if upgraded {
 		l.log.Info("added the columns GPU Number and GPU UUID to "+gapsName+" (empty in its rows: gaps of the whole log)", "file", gapsPath)
 	}
+	// The newest daily CSV is read below; another is repaired before this
+	// run first appends to it (after the clock was set back, say).
 	if len(files) > 0 {
 		if err := l.repair(files[len(files)-1].Path, isWholeRow); err != nil {
 			return resume{}, err
