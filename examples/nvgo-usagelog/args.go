@@ -17,8 +17,8 @@ const mainUsage = `usage: nvgo-usagelog [run] [flags]    log per-process GPU usa
        nvgo-usagelog help [run|report]
 
 Run "nvgo-usagelog run --help" or "nvgo-usagelog report --help" for the flags.
-Exit status: 0 ok (run: also stopped by SIGINT or SIGTERM), 1 no usable
-NVIDIA driver, a bad --simulate file or an I/O error, 2 bad arguments.
+Exit status: 0 ok (run: also stopped by SIGINT, SIGTERM or SIGHUP), 1 no
+usable NVIDIA driver, a bad --simulate file or an I/O error, 2 bad arguments.
 `
 
 // runUsage is "nvgo-usagelog run --help". Its --simulate presets come from
@@ -34,9 +34,11 @@ of the interval's end):
 
 GPU Usage is the process's mean SM utilization (%%) over the interval, not
 one reading. Intervals end on multiples of --interval from local midnight.
-A restart records the time nothing was measured in DIR/gaps.csv. A last
-line without its newline (a crash mid-write) is kept if it is a whole row,
-else moved to FILE.torn beside its file. SIGINT or SIGTERM writes the
+Every second nothing was measured (from a stop, or the last tick before it,
+to the next start), and every tick that could not read a GPU or list its
+processes (a gap of that GPU), is recorded in DIR/gaps.csv. A last line
+without its newline (a crash mid-write) is kept if it is a whole row, else
+moved to FILE.torn beside its file. SIGINT, SIGTERM or SIGHUP writes the
 interval in progress (its real length) and exits 0.
 
 flags:
@@ -66,7 +68,9 @@ flags:
   --to DATE             last day (default: the last day logged, or today)
   --quota LIST          daily quotas of busy GPU-hours, e.g. alice=4,bob=2.5;
                         *=HOURS sets everyone else's
-  --svg FILE            also draw the report as an SVG chart
+  --svg FILE            also draw the report as an SVG chart: FILE is
+                        created, or replaced whole if a regular file
+                        (never a link, pipe or device)
   --legacy-row DURATION time one row of the original five columns stands for
                         (its timer's period; default 5m)
   -h, --help            show this help

@@ -30,9 +30,12 @@ type logConfig struct {
 // logger appends intervals to a log directory.
 type logger struct {
 	logConfig
-	resume  resume // where the directory left off; Last advances with each interval
-	dropped uint64 // exits the reader dropped, as last logged
-	gpuErrs map[int]string
+	resume   resume    // where the directory left off; Last advances with each interval
+	dropped  uint64    // exits the reader dropped, as last logged
+	coverage *coverage // which GPUs' processes were measured, from the first tick
+	// repaired holds the files whose last line this run has repaired
+	// (repairTail), which it does before it first appends to one.
+	repaired map[string]bool
 }
 
 // logUsage runs the usage log until ctx ends: it repairs and reconciles
@@ -49,7 +52,7 @@ func logUsage(ctx context.Context, lib *nvgo.Library, cfg logConfig) error {
 		return err
 	}
 	defer lock.Close()
-	l := &logger{logConfig: cfg, gpuErrs: map[int]string{}}
+	l := &logger{logConfig: cfg, repaired: map[string]bool{}}
 	if l.resume, err = l.recover(); err != nil {
 		return err
 	}
@@ -76,8 +79,10 @@ func logUsage(ctx context.Context, lib *nvgo.Library, cfg logConfig) error {
 	reader := acc.NewReader()
 	defer reader.Close()
 	prev := reader.Read()
+	l.coverage = newCoverage(l.log, prev)
 	l.log.Info("logging GPU usage", "dir", l.dir, "interval", l.interval, "tick", l.tick, "gpus", len(prev.GPUs), "start", prev.Time.Format(time.RFC3339))
-	if err := l.recordGap(prev.Time); err != nil {
+	l.checkClock(prev.Time)
+	if err := l.recordGap(prev.Time, slog.LevelWarn, "usage was not measured between the last interval and this start"); err != nil {
 		return err
 	}
 	if l.ready != nil {
@@ -103,6 +108,11 @@ func logUsage(ctx context.Context, lib *nvgo.Library, cfg logConfig) error {
 			return err
 		}
 	}
+	// The time since the last tick (less than one) is measured by no
+	// tick: the next start's gap goes on from it.
+	if err := l.recordGap(lib.Clock().Now(), slog.LevelInfo, "usage since the last tick was not measured"); err != nil {
+		return err
+	}
 	l.logStopped()
 	return nil
 }
@@ -125,25 +135,20 @@ func (l *logger) recover() (resume, error) {
 	if err != nil {
 		return resume{}, err
 	}
-	type repair struct {
-		path  string
-		whole func(string) bool
+	gapsPath := filepath.Join(l.dir, gapsName)
+	if err := l.repair(gapsPath, isWholeGap); err != nil {
+		return resume{}, err
 	}
-	repairs := []repair{{filepath.Join(l.dir, gapsName), isWholeGap}}
+	if upgraded, err := upgradeGaps(gapsPath); err != nil {
+		return resume{}, fmt.Errorf("add the GPU columns to %s: %w", gapsPath, err)
+	} else if upgraded {
+		l.log.Info("added the columns GPU Number and GPU UUID to "+gapsName+" (empty in its rows: gaps of the whole log)", "file", gapsPath)
+	}
+	// The newest daily CSV is read below; another is repaired before this
+	// run first appends to it (after the clock was set back, say).
 	if len(files) > 0 {
-		// Only the newest file is ever appended to.
-		repairs = append(repairs, repair{files[len(files)-1].Path, isWholeRow})
-	}
-	for _, r := range repairs {
-		done, err := repairTail(r.path, r.whole)
-		if err != nil {
-			return resume{}, fmt.Errorf("repair %s: %w", r.path, err)
-		}
-		switch {
-		case done.Ended > 0:
-			l.log.Warn("ended a whole last line that lacked its newline; it is kept", "file", r.path, "bytes", done.Ended)
-		case done.Cut != nil:
-			l.log.Warn("cut a torn last line (a write interrupted by a crash) and kept it in a side file", "file", r.path, "side_file", done.Side, "bytes", len(done.Cut))
+		if err := l.repair(files[len(files)-1].Path, isWholeRow); err != nil {
+			return resume{}, err
 		}
 	}
 	st, err := loadState(l.dir)
@@ -159,11 +164,35 @@ func (l *logger) recover() (resume, error) {
 			return resume{}, err
 		}
 	}
-	r := reconcile(st, last, ok)
+	gaps, err := readGaps(l.dir, func(s string) { l.log.Warn(s) })
+	if err != nil {
+		return resume{}, err
+	}
+	r := reconcile(st, last, ok, gaps)
 	if r.Note != "" {
 		l.log.Warn(r.Note)
 	}
 	return r, nil
+}
+
+// repair repairs the last line of path (repairTail) once per run, and
+// logs what it did.
+func (l *logger) repair(path string, whole func(string) bool) error {
+	if l.repaired[path] {
+		return nil
+	}
+	done, err := repairTail(path, whole)
+	if err != nil {
+		return fmt.Errorf("repair %s: %w", path, err)
+	}
+	l.repaired[path] = true
+	switch {
+	case done.Ended > 0:
+		l.log.Warn("ended a whole last line that lacked its newline; it is kept", "file", path, "bytes", done.Ended)
+	case done.Cut != nil:
+		l.log.Warn("cut a torn last line (a write interrupted by a crash) and kept it in a side file", "file", path, "side_file", done.Side, "bytes", len(done.Cut))
+	}
+	return nil
 }
 
 // alignToTick waits for the next whole tick of the clock, so that ticks,
@@ -177,20 +206,36 @@ func (l *logger) alignToTick(ctx context.Context, clock nvgo.Clock) error {
 	return clock.Sleep(ctx, wait)
 }
 
-// recordGap records the span between where the directory left off and the
-// first tick of this run, if any, in gaps.csv.
-func (l *logger) recordGap(start time.Time) error {
-	if l.resume.Known && start.Before(l.resume.Last) {
-		l.log.Warn("the clock is before the last interval written; intervals ending before it will not be written", "last_interval_end", l.resume.Last.Format(time.RFC3339), "now", start.Format(time.RFC3339))
-		return nil
+// checkClock warns when the first tick of this run, at start, is before
+// the time the log accounts for: the clock was set back, or was ahead when
+// the log was written, and nothing tells which. The intervals of this run
+// are written all the same, with this clock's times (dropping them until
+// the clock caught up would lose real usage, for good if the log was
+// ahead); the time since the log's end cannot be known, so no gap is
+// recorded for it.
+func (l *logger) checkClock(start time.Time) {
+	if !l.resume.Known || !start.Before(l.resume.Accounted) {
+		return
 	}
-	g, ok := gapBefore(l.resume, start, l.tick)
+	l.log.Warn("the clock is behind the log: it was set back, or was ahead when the log was written. "+
+		"Intervals are written with this clock's times, before rows already in the log, and the time since the log's end is unknown, so no gap is recorded for it",
+		"log_end", l.resume.Accounted.Format(time.RFC3339), "now", start.Format(time.RFC3339), "behind", l.resume.Accounted.Sub(start).Round(time.Second))
+}
+
+// recordGap records in gaps.csv the span from where the log accounts for
+// the GPUs until end, if there is one (gapBefore), and logs msg at level.
+func (l *logger) recordGap(end time.Time, level slog.Level, msg string) error {
+	g, ok := gapBefore(l.resume, end)
 	if !ok {
 		return nil
 	}
-	l.log.Warn("usage was not measured between the last interval and this start; recorded in "+gapsName,
+	l.log.Log(context.Background(), level, msg+"; recorded in "+gapsName,
 		"from", time.Unix(g.Start, 0).Format(time.RFC3339), "to", time.Unix(g.End, 0).Format(time.RFC3339), "length", g.Duration())
-	return appendLines(filepath.Join(l.dir, gapsName), gapsHeader, formatGap(g))
+	if err := appendLines(filepath.Join(l.dir, gapsName), gapsHeader, formatGap(g)); err != nil {
+		return err
+	}
+	l.resume.Accounted = time.Unix(g.End, 0)
+	return nil
 }
 
 // waitFor waits for the accumulator's tick at the interval end next (the
@@ -199,7 +244,9 @@ func (l *logger) waitFor(ctx context.Context, acc *nvgo.Accumulator, r *nvgo.Rea
 	due := next.Add(-l.tick / 2)
 	for {
 		updated := acc.Updated() // before the check, so that no tick is missed
-		if !acc.Counters().Time.Before(due) {
+		c := acc.Counters()
+		l.coverage.observe(c)
+		if !c.Time.Before(due) {
 			return r.Read(), true
 		}
 		select {
@@ -217,19 +264,22 @@ func (l *logger) writeInterval(r *nvgo.Reader, prev, cur nvgo.Counters) error {
 	if err != nil {
 		return err
 	}
-	l.logGPUErrors(iv)
+	// The gaps of GPUs whose processes were not measured go first: a
+	// crash before the rows then leaves them inside the next start's gap,
+	// never rows without them.
+	l.coverage.observe(cur)
+	if gaps := l.coverage.drain(); len(gaps) > 0 {
+		var data []byte
+		for _, g := range gaps {
+			data = append(data, formatGap(g)...)
+		}
+		if err := appendLines(filepath.Join(l.dir, gapsName), gapsHeader, data); err != nil {
+			return err
+		}
+	}
 	if d := r.Dropped(); d > l.dropped {
 		l.log.Warn("exited processes were dropped before they were read; their last seconds are missing", "dropped", d-l.dropped)
 		l.dropped = d
-	}
-	if l.resume.Known && iv.End.Unix() <= l.resume.Last.Unix() {
-		// Only after the clock went back: the CSV already has rows for
-		// this second, and an interval is never written twice.
-		l.log.Warn("interval not written: the log already has one ending then", "end", iv.End.Format(time.RFC3339), "last_interval_end", l.resume.Last.Format(time.RFC3339))
-		if l.wrote != nil {
-			l.wrote(iv)
-		}
-		return nil
 	}
 	rows := rowsOf(iv, l.tick)
 	st := state{LastEnd: iv.End, Interval: l.interval.String(), Tick: l.tick.String()}
@@ -239,6 +289,9 @@ func (l *logger) writeInterval(r *nvgo.Reader, prev, cur nvgo.Counters) error {
 			data = append(data, formatRow(row)...)
 		}
 		path := dayFile(l.dir, iv.End, l.loc)
+		if err := l.repair(path, isWholeRow); err != nil {
+			return err
+		}
 		if err := appendLines(path, header, data); err != nil {
 			return err
 		}
@@ -248,29 +301,12 @@ func (l *logger) writeInterval(r *nvgo.Reader, prev, cur nvgo.Counters) error {
 		return err
 	}
 	l.resume.Last, l.resume.Known = iv.End, true
+	if iv.End.After(l.resume.Accounted) {
+		l.resume.Accounted = iv.End
+	}
 	l.log.Debug("interval written", "end", iv.End.Format(time.RFC3339), "length", iv.Duration(), "ticks", iv.Ticks, "rows", len(rows), "file", st.File)
 	if l.wrote != nil {
 		l.wrote(iv)
 	}
 	return nil
-}
-
-// logGPUErrors warns when a GPU starts or stops failing.
-func (l *logger) logGPUErrors(iv nvgo.Interval) {
-	for _, g := range iv.GPUs {
-		msg := ""
-		if g.Err != nil {
-			msg = g.Err.Error()
-		}
-		if msg == l.gpuErrs[g.Index] {
-			continue
-		}
-		if msg == "" {
-			l.log.Info("GPU readable again", "gpu", g.Index)
-			delete(l.gpuErrs, g.Index)
-		} else {
-			l.log.Warn("GPU cannot be read; its processes have no rows while it fails", "gpu", g.Index, "err", msg)
-			l.gpuErrs[g.Index] = msg
-		}
-	}
 }

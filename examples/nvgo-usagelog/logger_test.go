@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/fakegpu"
 	"github.com/nvgo/nvgo/fakegpu/fleetclock"
@@ -354,12 +356,208 @@ func TestRestartRecordsTheGapAndRepeatsNothing(t *testing.T) {
 	if want := []int64{at(10 * time.Second), at(20 * time.Second), at(2 * time.Minute), at(130 * time.Second)}; !slices.Equal(times, want) {
 		t.Errorf("rows at %v, want %v", times, want)
 	}
-	wantGaps := []string{gapsHeader, fmt.Sprintf("%d,%d,95,not running", at(20*time.Second), at(115*time.Second))}
+	wantGaps := []string{gapsHeader, fmt.Sprintf("%d,%d,95,not running,,", at(20*time.Second), at(115*time.Second))}
 	if got := csvLines(t, dir, gapsName); !slices.Equal(got, wantGaps) {
 		t.Errorf("gaps.csv = %q, want %q", got, wantGaps)
 	}
 	if !strings.Contains(r2.log.String(), "usage was not measured") {
 		t.Errorf("the gap was not logged:\n%s", r2.log)
+	}
+}
+
+// TestAGPUWhoseProcessesCannotBeReadIsAGapOfThatGPU makes GPU 1's
+// processes unreadable from 00:00:05 to 00:00:15, across an interval end:
+// its process's rows miss that time, and gaps.csv and the log say so.
+func TestAGPUWhoseProcessesCannotBeReadIsAGapOfThatGPU(t *testing.T) {
+	tests := []struct {
+		name       string
+		fault      func(*fakegpu.GPU)
+		heal       func(*fakegpu.GPU) // nil: the fault lasts
+		wantReason string             // the gaps' Reason, up to the error
+		wantWarn   string
+		wantGaps   [][2]time.Duration // the gap rows' spans
+		wantRows   []float64          // the Seconds of GPU 1's rows
+	}{
+		{
+			name:       "its process lists fail",
+			fault:      func(g *fakegpu.GPU) { g.Fail("processes", nvml.ERROR_UNKNOWN) },
+			heal:       func(g *fakegpu.GPU) { g.ClearFail("processes") },
+			wantReason: "processes of GPU 1 not listed: ",
+			wantWarn:   `msg="the processes of a GPU cannot be listed: they are not measured while it fails; the time is recorded in gaps.csv" gpu=1 err=`,
+			wantGaps:   [][2]time.Duration{{5 * time.Second, 10 * time.Second}, {10 * time.Second, 15 * time.Second}},
+			wantRows:   []float64{5, 5},
+		},
+		{
+			name:       "it is lost",
+			fault:      func(g *fakegpu.GPU) { g.Lose() },
+			wantReason: "GPU 1 not readable: ",
+			wantWarn:   `msg="a GPU cannot be read: its processes are not measured while it fails; the time is recorded in gaps.csv" gpu=1 err=`,
+			wantGaps:   [][2]time.Duration{{5 * time.Second, 10 * time.Second}, {10 * time.Second, 20 * time.Second}},
+			wantRows:   []float64{5},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"}, fakegpu.GPUSpec{Model: "h100"})
+			g1 := fleet.GPU(1)
+			must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))
+			must(t, g1.StartProcess(fakegpu.Process{PID: ghostPID2, SM: 30}))
+			dir := t.TempDir()
+			r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+			r.run(5 * time.Second)
+			tt.fault(g1)
+			r.run(10 * time.Second) // the ticks at 00:00:06 to 00:00:15 fail
+			if tt.heal != nil {
+				tt.heal(g1)
+			}
+			r.run(5 * time.Second)
+			r.stop()
+
+			lines := csvLines(t, dir, gapsName)
+			if len(lines) != 1+len(tt.wantGaps) || lines[0] != gapsHeader {
+				t.Fatalf("gaps.csv = %q; want its header and %d rows\n%s", lines, len(tt.wantGaps), r.log)
+			}
+			for i, span := range tt.wantGaps {
+				g, err := parseGap(lines[i+1])
+				want := gap{Start: at(span[0]), End: at(span[1]), Reason: g.Reason, OnGPU: true, GPU: 1, UUID: g1.UUID()}
+				if err != nil || g != want || !strings.HasPrefix(g.Reason, tt.wantReason) || !isWholeGap(lines[i+1]) {
+					t.Errorf("gap row %q = %+v, %v; want %+v with a reason starting %q", lines[i+1], g, err, want, tt.wantReason)
+				}
+			}
+			var seconds []float64
+			for _, row := range rowsIn(t, dir, "2025-01-01.csv") {
+				if row.GPU == 1 {
+					seconds = append(seconds, row.Seconds.v)
+				}
+			}
+			if !slices.Equal(seconds, tt.wantRows) {
+				t.Errorf("GPU 1's rows have Seconds %v, want %v", seconds, tt.wantRows)
+			}
+			log := r.log.String()
+			if n := strings.Count(log, tt.wantWarn); n != 1 {
+				t.Errorf("the log has %d times %q, want once:\n%s", n, tt.wantWarn, log)
+			}
+			wantAgain := 0
+			if tt.heal != nil {
+				wantAgain = 1
+			}
+			if n := strings.Count(log, `msg="the processes of a GPU are measured again" gpu=1`); n != wantAgain {
+				t.Errorf("the log says %d times that GPU 1 is measured again, want %d:\n%s", n, wantAgain, log)
+			}
+
+			// The report counts the fault once, as one gap of GPU 1.
+			gaps, err := readGaps(dir, func(s string) { t.Error(s) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			rp := aggregate([]string{"2025-01-01"}, nil, gaps, nil, 300, time.UTC)
+			last := tt.wantGaps[len(tt.wantGaps)-1][1]
+			if len(rp.Gaps) != 1 || rp.Gaps[0].Start != at(5*time.Second) || rp.Gaps[0].End != at(last) || !rp.Gaps[0].OnGPU {
+				t.Errorf("the report's gaps = %+v; want one of GPU 1 from 00:00:05 to %v", rp.Gaps, last)
+			}
+		})
+	}
+}
+
+func TestStartAddsTheGPUColumnsToAnOldGapsFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, gapsName), fmt.Sprintf("%s\n%d,%d,5,not running\n", oldGapsHeader, at(5*time.Second), at(10*time.Second)))
+	writeFile(t, filepath.Join(dir, stateName), stateJSON(at(20*time.Second)))
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+	fleet.Advance(25 * time.Second)
+	r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+	r.stop()
+	want := []string{
+		gapsHeader,
+		fmt.Sprintf("%d,%d,5,not running,,", at(5*time.Second), at(10*time.Second)),
+		fmt.Sprintf("%d,%d,5,not running,,", at(20*time.Second), at(25*time.Second)),
+	}
+	if got := csvLines(t, dir, gapsName); !slices.Equal(got, want) {
+		t.Errorf("gaps.csv = %q, want %q", got, want)
+	}
+	if !strings.Contains(r.log.String(), "added the columns GPU Number and GPU UUID to gaps.csv") {
+		t.Errorf("the upgrade was not logged:\n%s", r.log)
+	}
+}
+
+// TestRestartsRecordEveryUnmeasuredSecond restarts a logger of 5 s ticks
+// one tick later: the hole is a tick long, and once went unrecorded.
+func TestRestartsRecordEveryUnmeasuredSecond(t *testing.T) {
+	const tick = 5 * time.Second
+	tests := []struct {
+		name      string
+		stopAfter time.Duration // after the last tick, before the stop
+		wantGaps  []string
+	}{
+		{
+			name:     "stopped on a tick and restarted on the next, the tick between is a gap",
+			wantGaps: []string{fmt.Sprintf("%d,%d,5,not running,,", at(10*time.Second), at(15*time.Second))},
+		},
+		{
+			name:      "stopped between ticks, the time since the last tick is a gap at the stop, and the restart goes on from it",
+			stopAfter: 3 * time.Second,
+			wantGaps: []string{
+				fmt.Sprintf("%d,%d,3,not running,,", at(10*time.Second), at(13*time.Second)),
+				fmt.Sprintf("%d,%d,2,not running,,", at(13*time.Second), at(15*time.Second)),
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+			must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))
+			dir := t.TempDir()
+			r := startRig(t, fleet, dir, tick, tick)
+			r.run(10 * time.Second) // intervals end at 00:00:05 and 00:00:10
+			if tt.stopAfter > 0 {
+				r.clock.Advance(tt.stopAfter) // before the next tick is due
+			}
+			r.stop()
+			fleet.Advance(15*time.Second - fleet.Now().Sub(day0))
+			r2 := startRig(t, fleet, dir, tick, tick)
+			r2.run(tick)
+
+			want := append([]string{gapsHeader}, tt.wantGaps...)
+			if got := csvLines(t, dir, gapsName); !slices.Equal(got, want) {
+				t.Errorf("gaps.csv = %q, want %q\n%s%s", got, want, r.log, r2.log)
+			}
+		})
+	}
+}
+
+func TestAStartStoppedBeforeItsFirstIntervalIsNotCountedTwice(t *testing.T) {
+	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+	must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))
+	dir := t.TempDir()
+	r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+	r.run(20 * time.Second)
+	r.stop()
+
+	fleet.Advance(30 * time.Second)
+	// Started at 00:00:50, it records the gap since 00:00:20 and stops
+	// before its first interval ends, as a run killed then would.
+	startRig(t, fleet, dir, 10*time.Second, time.Second).stop()
+	fleet.Advance(30 * time.Second)
+	r3 := startRig(t, fleet, dir, 10*time.Second, time.Second)
+	r3.run(10 * time.Second)
+
+	// The second start's gap goes on from the first's: no second counted
+	// twice.
+	wantGaps := []string{
+		gapsHeader,
+		fmt.Sprintf("%d,%d,30,not running,,", at(20*time.Second), at(50*time.Second)),
+		fmt.Sprintf("%d,%d,30,not running,,", at(50*time.Second), at(80*time.Second)),
+	}
+	if got := csvLines(t, dir, gapsName); !slices.Equal(got, wantGaps) {
+		t.Errorf("gaps.csv = %q, want %q", got, wantGaps)
+	}
+	gaps, err := readGaps(dir, func(s string) { t.Error(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := aggregate([]string{"2025-01-01"}, nil, gaps, nil, 300, time.UTC)
+	if want := []gap{{Start: at(20 * time.Second), End: at(80 * time.Second), Reason: gapNotRunning}}; !slices.Equal(rp.Gaps, want) {
+		t.Errorf("the report's gaps = %v, want %v", rp.Gaps, want)
 	}
 }
 
@@ -377,7 +575,7 @@ func TestRestartReconcilesTheStateFileWithTheCSV(t *testing.T) {
 			name:     "a CSV ahead of the state (a crash between the writes) is kept and not written again",
 			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n%d,?,1,0,5\n", header, at(10*time.Second), at(20*time.Second)),
 			state:    stateJSON(at(10 * time.Second)),
-			wantGap:  fmt.Sprintf("%d,%d,5,not running", at(20*time.Second), at(25*time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,5,not running,,", at(20*time.Second), at(25*time.Second)),
 			wantWarn: "is behind the CSV",
 			wantRows: []int64{at(10 * time.Second), at(20 * time.Second), at(30 * time.Second)},
 		},
@@ -385,13 +583,13 @@ func TestRestartReconcilesTheStateFileWithTheCSV(t *testing.T) {
 			name:     "a state ahead of the CSV (idle intervals) marks where the log stopped",
 			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n", header, at(10*time.Second)),
 			state:    stateJSON(at(20 * time.Second)),
-			wantGap:  fmt.Sprintf("%d,%d,5,not running", at(20*time.Second), at(25*time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,5,not running,,", at(20*time.Second), at(25*time.Second)),
 			wantRows: []int64{at(10 * time.Second), at(30 * time.Second)},
 		},
 		{
 			name:     "without a state file the newest row marks it",
 			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n", header, at(20*time.Second)),
-			wantGap:  fmt.Sprintf("%d,%d,5,not running", at(20*time.Second), at(25*time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,5,not running,,", at(20*time.Second), at(25*time.Second)),
 			wantWarn: "no state file",
 			wantRows: []int64{at(20 * time.Second), at(30 * time.Second)},
 		},
@@ -399,7 +597,7 @@ func TestRestartReconcilesTheStateFileWithTheCSV(t *testing.T) {
 			name:     "a torn last line is cut into the side file and logged, and the rows before it kept",
 			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n%d,?,1,0,", header, at(10*time.Second), at(20*time.Second)),
 			state:    stateJSON(at(10 * time.Second)),
-			wantGap:  fmt.Sprintf("%d,%d,15,not running", at(10*time.Second), at(25*time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,15,not running,,", at(10*time.Second), at(25*time.Second)),
 			wantWarn: `cut a torn last line (a write interrupted by a crash) and kept it in a side file" file=DIR/2025-01-01.csv side_file=DIR/2025-01-01.csv.torn bytes=17`,
 			wantRows: []int64{at(10 * time.Second), at(30 * time.Second)},
 			wantTorn: fmt.Sprintf("%d,?,1,0,\n", at(20*time.Second)),
@@ -408,7 +606,7 @@ func TestRestartReconcilesTheStateFileWithTheCSV(t *testing.T) {
 			name:     "a whole last row without its newline is kept, ended and counted as written",
 			csv:      fmt.Sprintf("%s\n%d,?,1,0,5\n%d,?,1,0,5", header, at(10*time.Second), at(20*time.Second)),
 			state:    stateJSON(at(10 * time.Second)),
-			wantGap:  fmt.Sprintf("%d,%d,5,not running", at(20*time.Second), at(25*time.Second)),
+			wantGap:  fmt.Sprintf("%d,%d,5,not running,,", at(20*time.Second), at(25*time.Second)),
 			wantWarn: `ended a whole last line that lacked its newline; it is kept" file=DIR/2025-01-01.csv bytes=18`,
 			wantRows: []int64{at(10 * time.Second), at(20 * time.Second), at(30 * time.Second)},
 		},
@@ -482,6 +680,83 @@ func TestRestartsAppendEachTornLineToTheSideFile(t *testing.T) {
 	}
 }
 
+// TestAClockBehindTheLogLosesNoInterval starts a logger whose clock is
+// behind the log's end, as after a wrong boot clock or an NTP step back.
+func TestAClockBehindTheLogLosesNoInterval(t *testing.T) {
+	day := 24 * time.Hour
+	tests := []struct {
+		name string
+		// The log before the start, at 2025-01-01 00:00:25.
+		files     map[string]string
+		logEnd    int64
+		wantRows  map[string][]int64 // Timestamps per file after 15 s
+		wantTorn  string             // 2025-01-01.csv.torn; "" for none
+		wantState int64
+	}{
+		{
+			name:      "a minute behind: the rows follow the log's, with the clock's times",
+			files:     map[string]string{"2025-01-01.csv": fmt.Sprintf("%s\n%d,?,1,0,5\n", header, at(time.Minute))},
+			logEnd:    at(time.Minute),
+			wantRows:  map[string][]int64{"2025-01-01.csv": {at(time.Minute), at(30 * time.Second), at(40 * time.Second)}},
+			wantState: at(40 * time.Second),
+		},
+		{
+			name: "a day behind: the rows go to the clock's day, whose torn last line is repaired first",
+			files: map[string]string{
+				"2025-01-01.csv": fmt.Sprintf("%s\n%d,?,1,0,5\n%d,?,1", header, at(10*time.Second), at(20*time.Second)),
+				"2025-01-02.csv": fmt.Sprintf("%s\n%d,?,1,0,5\n", header, at(day+time.Minute)),
+			},
+			logEnd: at(day + time.Minute),
+			wantRows: map[string][]int64{
+				"2025-01-01.csv": {at(10 * time.Second), at(30 * time.Second), at(40 * time.Second)},
+				"2025-01-02.csv": {at(day + time.Minute)},
+			},
+			wantTorn:  fmt.Sprintf("%d,?,1\n", at(20*time.Second)),
+			wantState: at(40 * time.Second),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range tt.files {
+				writeFile(t, filepath.Join(dir, name), content)
+			}
+			writeFile(t, filepath.Join(dir, stateName), stateJSON(tt.logEnd))
+			fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100"})
+			must(t, fleet.GPU(0).StartProcess(fakegpu.Process{PID: ghostPID, SM: 60}))
+			fleet.Advance(25 * time.Second)
+			r := startRig(t, fleet, dir, 10*time.Second, time.Second)
+			r.run(15 * time.Second)
+			r.stop()
+
+			for name, want := range tt.wantRows {
+				var got []int64
+				for _, row := range rowsIn(t, dir, name) {
+					got = append(got, row.Time)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s has rows at %v, want %v", name, got, want)
+				}
+			}
+			torn, err := os.ReadFile(filepath.Join(dir, "2025-01-01.csv"+tornSuffix))
+			if string(torn) != tt.wantTorn || (tt.wantTorn == "" && !os.IsNotExist(err)) {
+				t.Errorf("the side file = %q (%v), want %q", torn, err, tt.wantTorn)
+			}
+			if gaps := csvLines(t, dir, gapsName); gaps != nil {
+				t.Errorf("gaps.csv = %q; want none: the time since the log's end is unknown", gaps)
+			}
+			if st, err := loadState(dir); err != nil || st == nil || st.LastEnd.Unix() != tt.wantState {
+				t.Errorf("state = %+v, %v; want the interval ending at %v", st, err, time.Unix(tt.wantState, 0).UTC())
+			}
+			log := r.log.String()
+			want := "the clock is behind the log: it was set back, or was ahead when the log was written"
+			if strings.Count(log, want) != 1 || strings.Contains(log, "already has one") {
+				t.Errorf("the log does not say once %q (or says more):\n%s", want, log)
+			}
+		})
+	}
+}
+
 func TestStopBeforeTheFirstIntervalLogsNoZeroTime(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -518,11 +793,4 @@ func TestStopBeforeTheFirstIntervalLogsNoZeroTime(t *testing.T) {
 
 func stateJSON(lastEnd int64) string {
 	return fmt.Sprintf(`{"version": 1, "last_end": %q}`, time.Unix(lastEnd, 0).UTC().Format(time.RFC3339))
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }

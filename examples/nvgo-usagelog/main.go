@@ -22,12 +22,14 @@
 // Each interval is one write(2) with O_APPEND, synced, then recorded in
 // DIR/usagelog.state (written to a temporary file, synced, renamed). At
 // start a last line without its newline is ended when it is a whole row,
-// or else cut off into a side file (DIR/DATE.csv.torn, appended to); the
-// state file is reconciled with the newest CSV row, and the time since the
-// last interval written is recorded in DIR/gaps.csv
-// (Start,End,Seconds,Reason), so that nothing is lost or written twice
-// silently. SIGINT and SIGTERM write the interval in
-// progress and exit 0.
+// or else cut off into a side file (DIR/DATE.csv.torn, appended to), and
+// the state file is reconciled with the newest CSV row, so that nothing is
+// written twice. Every second not measured is recorded in DIR/gaps.csv
+// (Start,End,Seconds,Reason,GPU Number,GPU UUID): the time since the last
+// interval written (a stop records the time since its last tick), and the
+// ticks that could not read one GPU or its process lists (a gap of that
+// GPU), so that nothing is lost silently. SIGINT, SIGTERM and SIGHUP write
+// the interval in progress and exit 0.
 //
 // nvgo-usagelog report sums the CSVs per user per day (busy GPU-hours, GPU-hours
 // held, memory GiB-hours, share of a daily quota) into a table, and with
@@ -44,7 +46,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -60,20 +61,65 @@ const (
 	exitUsage = 2
 )
 
-// main runs the command, stopping "run" cleanly on SIGINT or SIGTERM.
+// main runs the command, stopping "run" cleanly on stopSignals.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop() // a second signal kills at once
-	}()
+	ctx, stop := stopContext()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
+// stopSignals stop "run" cleanly: it writes the interval in progress and
+// exits 0. SIGHUP is one of them, not a reason to die: a closed terminal,
+// or a hangup sent to reload, must not lose the interval in progress (the
+// logger has no configuration to reload).
+var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// stopContext returns a context that ends at the first of stopSignals; a
+// second one kills at once, as if none were handled.
+func stopContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}
+
 // run runs a subcommand; ctx ending stops "run" cleanly (as a signal does).
+// Output that cannot be written (a full disk, stdout on /dev/full) is an
+// error, whatever the command: exit status 1 and a line on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out := &checkedWriter{w: stdout}
+	code := runCommand(ctx, args, out, stderr)
+	if out.err != nil && code == exitOK {
+		fmt.Fprintf(stderr, "nvgo-usagelog: write standard output: %v\n", out.err)
+		return exitError
+	}
+	return code
+}
+
+// checkedWriter remembers the first error of its writer and fails every
+// write after it, so that output is checked once, at the end.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	c.err = err
+	return n, err
+}
+
+// runCommand is run, before the check of stdout.
+func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd := "run"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
@@ -197,15 +243,26 @@ func runReport(o *reportOptions, stdout, stderr io.Writer, now time.Time) int {
 		return exitError
 	}
 	rp := aggregate(days, rows, gaps, o.quotas, o.legacyRow.Seconds(), now.Location())
-	writeTable(stdout, rp, o.dir, now.Location())
+	if err := writeTable(stdout, rp, o.dir, now.Location()); err != nil {
+		return outputFailure(stderr, err)
+	}
 	if o.svg != "" {
-		if err := writeFileAtomic(o.svg, func(w io.Writer) error { return writeSVG(w, rp, now.Location()) }); err != nil {
+		if err := replaceFile(o.svg, func(w io.Writer) error { return writeSVG(w, rp, now.Location()) }); err != nil {
 			fmt.Fprintf(stderr, "nvgo-usagelog: --svg: %v\n", err)
 			return exitError
 		}
-		fmt.Fprintf(stdout, "\nChart: %s\n", o.svg)
+		if _, err := fmt.Fprintf(stdout, "\nChart: %s\n", o.svg); err != nil {
+			return outputFailure(stderr, err)
+		}
 	}
 	return exitOK
+}
+
+// outputFailure reports that the report could not be written to stdout;
+// exit status 1.
+func outputFailure(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "nvgo-usagelog: report: write standard output: %v\n", err)
+	return exitError
 }
 
 // reportRange resolves --from and --to; by default the days logged.
@@ -233,26 +290,4 @@ func reportRange(o *reportOptions, files []dataFile, now time.Time) (from, to st
 		to = max(last, from)
 	}
 	return from, to, nil
-}
-
-// writeFileAtomic writes path through a temporary file renamed over it, so
-// that a reader never sees half a chart.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

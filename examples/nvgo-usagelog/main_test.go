@@ -13,12 +13,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/examples/internal/tool"
+	"github.com/nvgo/nvgo/nvgotest"
 )
 
 func TestCommandLineExitStatuses(t *testing.T) {
@@ -161,19 +163,29 @@ func TestRunWithoutADriverSaysSoInOneLine(t *testing.T) {
 }
 
 // TestSimulatedRunLogsTheFleetThenReports runs "nvgo-usagelog run --simulate" on
-// the real clock for 3.5 s, stops it as SIGTERM would, and reports.
+// the real clock until it has written six rows (two intervals of the
+// preset's three busy GPUs), stops it as SIGTERM would, and reports.
 func TestSimulatedRunLogsTheFleetThenReports(t *testing.T) {
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"run", "--simulate", "dgx-h100", "--dir", dir, "--tick", "1s", "--interval", "1s"}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("run: exit status %d\n%s", code, stderr.String())
+	var stdout bytes.Buffer
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"run", "--simulate", "dgx-h100", "--dir", dir, "--tick", "1s", "--interval", "1s"}, &stdout, stderr)
+	}()
+	seen := eventually(30*time.Second, func() bool { return len(loggedRows(t, dir)) >= 6 })
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("run: exit status %d\n%s", code, stderr)
+	}
+	if !seen {
+		t.Fatalf("no six rows within 30 s\n%s", stderr)
 	}
 	files, err := dataFiles(dir)
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no daily CSV in %s: %v\n%s", dir, err, stderr.String())
+		t.Fatalf("no daily CSV in %s: %v\n%s", dir, err, stderr)
 	}
 	// The dgx-h100 preset's busy GPUs 0-2 run one process each at a
 	// steady SM load, with the host facts of a simulated user's process.
@@ -189,15 +201,15 @@ func TestSimulatedRunLogsTheFleetThenReports(t *testing.T) {
 		}
 	}
 	if n < 6 {
-		t.Errorf("%d rows in 3.5 s of 1 s intervals, want at least 6\n%s", n, stderr.String())
+		t.Errorf("%d rows after six were seen, want at least 6\n%s", n, stderr)
 	}
 
 	stdout.Reset()
-	stderr.Reset()
+	var reportErr bytes.Buffer
 	svg := filepath.Join(dir, "u.svg")
-	code = run(context.Background(), []string{"report", "--dir", dir, "--quota", "*=1", "--svg", svg}, &stdout, &stderr)
-	if code != 0 || stderr.Len() > 0 {
-		t.Fatalf("report: exit status %d\n%s", code, stderr.String())
+	code := run(context.Background(), []string{"report", "--dir", dir, "--quota", "*=1", "--svg", svg}, &stdout, &reportErr)
+	if code != 0 || reportErr.Len() > 0 {
+		t.Fatalf("report: exit status %d\n%s", code, reportErr.String())
 	}
 	if !strings.Contains(stdout.String(), "BUSY GPU-H") || !strings.Contains(stdout.String(), "Chart: "+svg) {
 		t.Errorf("report printed:\n%s", stdout.String())
@@ -223,5 +235,71 @@ func TestReportWarnsOfMalformedRowsAndGoesOn(t *testing.T) {
 	}
 	if out := stdout.String(); !strings.Contains(out, "2025-01-01  alice        0.50") || !strings.Contains(out, "200%  OVER QUOTA") {
 		t.Errorf("stdout:\n%s", out)
+	}
+}
+
+// TestEveryStopSignalEndsRunCleanly runs "nvgo-usagelog run" as a program of
+// its own and stops it with each signal main handles: each must take the
+// clean way out (the one that writes the interval in progress, as
+// TestRunWritesThePartialIntervalWhenStopped checks) and exit 0.
+func TestEveryStopSignalEndsRunCleanly(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cmd := nvgotest.Program(t, "run", "--simulate", "dgx-h100", "--dir", dir, "--tick", "1s", "--interval", "1s")
+			stderr := &syncBuffer{}
+			cmd.Stderr = stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waited := false
+			t.Cleanup(func() {
+				if !waited {
+					cmd.Process.Kill()
+					cmd.Wait()
+				}
+			})
+			// Stop it while it runs: after its first interval.
+			if !eventually(30*time.Second, func() bool { return len(loggedRows(t, dir)) > 0 }) {
+				t.Fatalf("no row within 30 s\n%s", stderr)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			waited = true
+			if err != nil {
+				t.Fatalf("after %v: %v; want exit status 0\n%s", sig, err, stderr)
+			}
+			st, err := loadState(dir)
+			if err != nil || st == nil {
+				t.Fatalf("no state file after %v: %v", sig, err)
+			}
+			if want := "msg=stopped last_interval_end=" + st.LastEnd.Format(time.RFC3339); !strings.Contains(stderr.String(), want) {
+				t.Errorf("after %v the log has no %q:\n%s", sig, want, stderr)
+			}
+		})
+	}
+}
+
+// TestReportToDevFullFails runs "nvgo-usagelog report >/dev/full" as a
+// program of its own: the table cannot be written, so it must not exit 0.
+func TestReportToDevFullFails(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full to write to:", err)
+	}
+	defer full.Close()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "2025-01-01.csv"), header+"\n1735693200,alice,1,0,50,3600\n")
+	cmd := nvgotest.Program(t, "report", "--dir", dir)
+	cmd.Stdout = full
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	const want = "nvgo-usagelog: report: write standard output: write /dev/stdout: no space left on device\n"
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != exitError || stderr.String() != want {
+		t.Errorf("report >/dev/full: %v, stderr %q; want exit status %d and %q", err, stderr.String(), exitError, want)
 	}
 }

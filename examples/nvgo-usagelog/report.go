@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,9 +21,39 @@ type usage struct {
 	Held float64
 	// MemGiB is GiB-hours of GPU memory: Σ MiB/1024 × seconds / 3600.
 	MemGiB float64
-	// Unknown is the part of Held whose GPU Usage was N/A (counted as 0).
+	// Unknown is the part of Held whose GPU Usage was N/A (a MIG
+	// process's, say): it adds nothing to Busy and is left out of means.
 	Unknown float64
 }
+
+// usageKnown reports whether some of the time held had a known GPU Usage;
+// when none had, Busy is N/A, not 0.
+func (u usage) usageKnown() bool { return u.Held > u.Unknown }
+
+// busyShare is Busy over the time whose GPU Usage is known (N/A time is
+// left out, not counted as idle), as a percentage: "-" when nothing was
+// held, "N/A" when no usage is known.
+func (u usage) busyShare() string {
+	switch {
+	case u.Held <= 0:
+		return "-"
+	case !u.usageKnown():
+		return na
+	}
+	return ratio(u.Busy, u.Held-u.Unknown)
+}
+
+// busyHours is Busy in hours, or "N/A" when no usage is known.
+func (u usage) busyHours() string {
+	if u.Held > 0 && !u.usageKnown() {
+		return na
+	}
+	return hours(u.Busy)
+}
+
+// na is how the report shows a value that is not known, as nvgo's other
+// tools do.
+const na = "N/A"
 
 func (u *usage) add(v usage) {
 	u.Busy += v.Busy
@@ -72,13 +101,14 @@ type report struct {
 	ByUser   map[string]usage
 	Total    usage
 	Quotas   quotas
-	Gaps     []gap
+	Gaps     []gap // merged (mergeGaps), by start
 	// GapDays are the days a gap overlaps.
 	GapDays map[string]bool
 }
 
 // aggregate sums rows per user per day over the days from..to. gaps are
-// kept where they overlap the range, whose days are dates in loc.
+// merged (mergeGaps) and kept where they overlap the range, whose days are
+// dates in loc.
 func aggregate(days []string, rows []datedRow, gaps []gap, q quotas, legacySeconds float64, loc *time.Location) *report {
 	rp := &report{
 		Days: days, Cells: map[cell]usage{}, ByDay: map[string]usage{}, ByUser: map[string]usage{},
@@ -108,7 +138,7 @@ func aggregate(days []string, rows []datedRow, gaps []gap, q quotas, legacySecon
 		first, _ := time.ParseInLocation(dayLayout, rp.From, loc)
 		last, _ := time.ParseInLocation(dayLayout, rp.To, loc)
 		end := last.AddDate(0, 0, 1)
-		for _, g := range gaps {
+		for _, g := range mergeGaps(gaps) {
 			s, e := time.Unix(g.Start, 0), time.Unix(g.End, 0)
 			if !e.After(first) || !s.Before(end) {
 				continue
@@ -121,7 +151,6 @@ func aggregate(days []string, rows []datedRow, gaps []gap, q quotas, legacySecon
 				}
 			}
 		}
-		slices.SortFunc(rp.Gaps, func(a, b gap) int { return cmp.Compare(a.Start, b.Start) })
 	}
 	return rp
 }

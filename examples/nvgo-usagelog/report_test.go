@@ -15,7 +15,7 @@ func reportRows() []datedRow {
 	return []datedRow{
 		{"2025-01-01", row{Time: 1, User: "alice", PID: 1, Usage: some(50), Seconds: some(3600), MemMiB: some(2048)}},
 		{"2025-01-01", row{Time: 2, User: "alice", PID: 1, GPU: 1, Usage: some(25), Seconds: some(7200), MemMiB: some(1024)}},
-		{"2025-01-01", row{Time: 3, User: "bob", PID: 2, Seconds: some(1800)}},                     // GPU Usage N/A
+		{"2025-01-01", row{Time: 3, User: "bob", PID: 2, Seconds: some(1800)}},                     // GPU Usage N/A, as a MIG process's
 		{"2025-01-02", row{Time: 4, User: "bob", PID: 2, Usage: some(100)}},                        // the original five columns
 		{"2025-01-03", row{Time: 5, User: "alice", PID: 1, Usage: some(100), Seconds: some(3600)}}, // outside the range
 	}
@@ -67,32 +67,61 @@ func TestAggregateSumsGPUHoursPerUserPerDay(t *testing.T) {
 	}
 }
 
+func TestReportCountsOverlappingGapsOnce(t *testing.T) {
+	dir := t.TempDir()
+	// A run killed before its first interval ended recorded 10:00 to
+	// 10:05; the next start, 10:00 to 10:20.
+	a, b, c := unixAt("2025-01-01 10:00:00"), unixAt("2025-01-01 10:05:00"), unixAt("2025-01-01 10:20:00")
+	writeFile(t, filepath.Join(dir, gapsName), gapsHeader+"\n"+
+		string(formatGap(gap{Start: a, End: b, Reason: gapNotRunning}))+string(formatGap(gap{Start: a, End: c, Reason: gapNotRunning})))
+	gaps, err := readGaps(dir, func(s string) { t.Error(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := aggregate([]string{"2025-01-01"}, nil, gaps, nil, 300, time.UTC)
+	var out bytes.Buffer
+	if err := writeTable(&out, rp, dir, time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	want := "Gaps in the log (usage was not measured; a gap of one GPU names it):\n  2025-01-01 10:00:00  to  2025-01-01 10:20:00  (20m0s, not running)\n"
+	if !strings.HasSuffix(out.String(), want) {
+		t.Errorf("the table ends:\n%s\nwant it to end:\n%s", out.String(), want)
+	}
+}
+
 func near(a, b usage) bool {
 	eq := func(x, y float64) bool { return math.Abs(x-y) < 1e-9 }
 	return eq(a.Busy, b.Busy) && eq(a.Held, b.Held) && eq(a.MemGiB, b.MemGiB) && eq(a.Unknown, b.Unknown)
 }
 
+// TestWriteTablePrintsAnAlignedTableWithQuotas also pins down N/A usage:
+// bob's first day, all N/A, is N/A (not 0%) busy, of held and of his
+// quota, and his N/A half hour is left out of his and everyone's
+// BUSY/HELD mean (100% and 1.08/3.08, not 14% and 1.08/3.58).
 func TestWriteTablePrintsAnAlignedTableWithQuotas(t *testing.T) {
 	rp := aggregate([]string{"2025-01-01", "2025-01-02", "2025-01-03"}, reportRows()[:4], reportGaps(), quotas{"alice": 0.75, "*": 2}, 300, time.UTC)
 	var b bytes.Buffer
-	writeTable(&b, rp, "/logs", time.UTC)
+	if err := writeTable(&b, rp, "/logs", time.UTC); err != nil {
+		t.Fatal(err)
+	}
 	want := `GPU usage by user, 2025-01-01 to 2025-01-03 (/logs)
 
 DAY         USER    BUSY GPU-H  HELD GPU-H  BUSY/HELD  MEM GIB-H  QUOTA GPU-H  QUOTA USE  NOTE
 2025-01-01  alice        1.00         3.00        33%       4.00         0.75       133%  OVER QUOTA, gap in the log
-            bob          0.00*        0.50         0%       0.00         2.00         0%
+            bob           N/A         0.50        N/A       0.00         2.00        N/A
 2025-01-02  bob          0.08         0.08       100%       0.00         2.00         4%  gap in the log
 2025-01-03  (none)
 ------------------------------------------------------------------------------------------
 TOTAL       alice        1.00         3.00        33%       4.00         2.25        44%
-TOTAL       bob          0.08*        0.58        14%       0.00         6.00         1%
-TOTAL       (all)        1.08*        3.58        30%       4.00            -          -
+TOTAL       bob          0.08*        0.58       100%       0.00         6.00         1%
+TOTAL       (all)        1.08*        3.58        35%       4.00            -          -
 
-* includes time whose GPU Usage was N/A (counted as held, not busy)
+* leaves out time whose GPU Usage was N/A (a MIG process's, say): it is held, not
+  busy, and BUSY/HELD is over the time whose usage is known; N/A: none was known
 
 Quotas are busy GPU-hours per day; a TOTAL's quota is the daily quota × the days of the range.
 
-Gaps in the log (usage was not measured):
+Gaps in the log (usage was not measured; a gap of one GPU names it):
   2025-01-01 23:58:00  to  2025-01-02 00:03:00  (5m0s, not running)
 `
 	if got := b.String(); got != want {

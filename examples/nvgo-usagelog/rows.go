@@ -27,6 +27,10 @@ func rowsOf(iv nvgo.Interval, tick time.Duration) []row {
 	}
 	end := iv.End.Unix()
 	length := some(math.Round(iv.Duration().Seconds()))
+	if iv.End.Before(iv.Start) {
+		// The clock was set back in the interval: its length is unknown.
+		length = num{}
+	}
 	byKey := map[key]*acc{}
 	var order []key
 	for _, g := range iv.GPUs {

@@ -246,38 +246,81 @@ func loadState(dir string) (*state, error) {
 	return &s, nil
 }
 
-// saveState replaces dir's state file atomically: a temporary file, synced,
-// renamed over the old one, and the directory synced.
+// saveState replaces dir's state file atomically (replaceFile).
 func saveState(dir string, s state) error {
 	s.Version = stateVersion
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, stateName+".*.tmp")
+	return replaceFile(filepath.Join(dir, stateName), func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
+}
+
+// errNotRegular is returned by replaceFile for a path that is neither a
+// regular file nor missing.
+var errNotRegular = errors.New("not a regular file")
+
+// replaceFile writes path (mode 0644) through a temporary file in its
+// directory, synced and renamed over it, and syncs the directory: a reader
+// sees the old file or the new one, never half of one, and a crash leaves
+// one of them. It replaces only a regular file, or creates a missing one;
+// anything else (a symbolic link, a named pipe, a device, a directory, a
+// socket) is refused with errNotRegular, naming what it is: renaming over
+// it would replace the link or the node itself (as root, /dev/full with a
+// chart), and writing through it is not what "replace FILE" means. A path
+// that turns into something else after the check is still not written
+// through: rename replaces a link, never its target.
+func replaceFile(path string, write func(io.Writer) error) error {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is %s, %w: not replaced", path, fileKind(fi.Mode()), errNotRegular)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
+	for _, step := range []func() error{
+		func() error { return write(tmp) },
+		func() error { return tmp.Chmod(0o644) },
+		tmp.Sync,
+	} {
+		if err := step(); err != nil {
+			tmp.Close()
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, stateName)); err != nil {
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
 	return syncDir(dir)
+}
+
+// fileKind names the kind of file of a mode that is not a regular file's.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a file of an unknown kind"
 }
 
 func syncDir(dir string) error {

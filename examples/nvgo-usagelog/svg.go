@@ -170,9 +170,11 @@ func (c *chart) bar(p func(string, ...any), i, j int, day, user string, u usage)
 	x, w := c.barX(i, j), c.barW-1
 	q, hasQ := c.rp.Quotas.of(user)
 	over := hasQ && u.Busy > q
-	tip := fmt.Sprintf("%s, %s: %s busy GPU-h, %s held, %s GiB-h", user, day, hours(u.Busy), hours(u.Held), hours(u.MemGiB))
-	if hasQ {
+	tip := fmt.Sprintf("%s, %s: %s busy GPU-h, %s held, %s GiB-h", user, day, u.busyHours(), hours(u.Held), hours(u.MemGiB))
+	if hasQ && u.usageKnown() {
 		tip += fmt.Sprintf(", quota %s (%s)", hours(q), ratio(u.Busy, q))
+	} else if hasQ {
+		tip += fmt.Sprintf(", quota %s (%s)", hours(q), na)
 	}
 	p(`<g>`)
 	p(`<title>%s</title>`, esc(tip))
@@ -224,7 +226,7 @@ func gapsOn(rp *report, day string, loc *time.Location) string {
 	for _, g := range rp.Gaps {
 		s, e := time.Unix(g.Start, 0).In(loc), time.Unix(g.End, 0).In(loc)
 		if e.After(ds) && s.Before(ds.AddDate(0, 0, 1)) {
-			parts = append(parts, fmt.Sprintf("not measured %s to %s", s.Format("2006-01-02 15:04:05"), e.Format("2006-01-02 15:04:05")))
+			parts = append(parts, fmt.Sprintf("not measured %s to %s (%s)", s.Format("2006-01-02 15:04:05"), e.Format("2006-01-02 15:04:05"), g.Reason))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -74,7 +74,8 @@ func TestWriteSVGDrawsAWellFormedChartOfEveryUser(t *testing.T) {
 			name: "users, quotas and gaps",
 			days: []string{"2025-01-01", "2025-01-02"}, rows: rows, q: quotas{"alice": 0.75, "*": 2},
 			want: []string{"GPU-hours per user per day, 2025-01-01 to 2025-01-02", "alice", "bob", `dave<&>"x"`,
-				"GPU-hours", "Day", "daily quota", "over quota", "01-01", "gap"},
+				"GPU-hours", "Day", "daily quota", "over quota", "01-01", "gap",
+				"bob, 2025-01-01: N/A busy GPU-h, 0.50 held, 0.00 GiB-h, quota 2.00 (N/A)"},
 		},
 		{
 			name: "without quotas there is no quota legend",

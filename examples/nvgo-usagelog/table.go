@@ -9,8 +9,10 @@ import (
 )
 
 // writeTable prints the report as an aligned table: a line per user per
-// day, totals per user and overall, then the gaps in the range.
-func writeTable(w io.Writer, rp *report, dir string, loc *time.Location) {
+// day, totals per user and overall, then the gaps in the range. It returns
+// the first error writing to out.
+func writeTable(out io.Writer, rp *report, dir string, loc *time.Location) error {
+	w := &checkedWriter{w: out}
 	fmt.Fprintf(w, "GPU usage by user, %s (%s)\n\n", rangeTitle(rp.From, rp.To), dir)
 	withQuota := len(rp.Quotas) > 0
 	head := []string{"DAY", "USER", "BUSY GPU-H", "HELD GPU-H", "BUSY/HELD", "MEM GIB-H"}
@@ -19,21 +21,25 @@ func writeTable(w io.Writer, rp *report, dir string, loc *time.Location) {
 	}
 	head = append(head, "NOTE")
 	lines := [][]string{head}
-	// A "*" marks busy hours that include N/A usage; the other numbers of
-	// the column get a space, to stay aligned.
+	// A "*" marks busy hours that leave out time whose usage was N/A; the
+	// other numbers of the column get a space, to stay aligned.
 	unknown := rp.Total.Unknown > 0
 	line := func(day, user string, u usage, quota float64, hasQuota bool, note []string) {
-		busy := hours(u.Busy)
+		busy := u.busyHours()
 		switch {
-		case u.Unknown > 0:
+		case u.Unknown > 0 && u.usageKnown():
 			busy += "*"
 		case unknown:
 			busy += " "
 		}
-		l := []string{day, user, busy, hours(u.Held), ratio(u.Busy, u.Held), hours(u.MemGiB)}
+		l := []string{day, user, busy, hours(u.Held), u.busyShare(), hours(u.MemGiB)}
 		if withQuota {
 			if hasQuota {
-				l = append(l, hours(quota), ratio(u.Busy, quota))
+				use := ratio(u.Busy, quota)
+				if !u.usageKnown() && u.Held > 0 {
+					use = na
+				}
+				l = append(l, hours(quota), use)
 				if u.Busy > quota {
 					note = append([]string{"OVER QUOTA"}, note...)
 				}
@@ -83,13 +89,14 @@ func writeTable(w io.Writer, rp *report, dir string, loc *time.Location) {
 	}
 	printAligned(w, lines, 2)
 	if unknown {
-		fmt.Fprintln(w, "\n* includes time whose GPU Usage was N/A (counted as held, not busy)")
+		fmt.Fprintln(w, "\n* leaves out time whose GPU Usage was N/A (a MIG process's, say): it is held, not")
+		fmt.Fprintln(w, "  busy, and BUSY/HELD is over the time whose usage is known; N/A: none was known")
 	}
 	if withQuota && len(rp.Users) > 0 {
 		fmt.Fprintln(w, "\nQuotas are busy GPU-hours per day; a TOTAL's quota is the daily quota × the days of the range.")
 	}
 	if len(rp.Gaps) > 0 {
-		fmt.Fprintln(w, "\nGaps in the log (usage was not measured):")
+		fmt.Fprintln(w, "\nGaps in the log (usage was not measured; a gap of one GPU names it):")
 		for _, g := range rp.Gaps {
 			fmt.Fprintf(w, "  %s  to  %s  (%s, %s)\n",
 				time.Unix(g.Start, 0).In(loc).Format("2006-01-02 15:04:05"),
@@ -97,6 +104,7 @@ func writeTable(w io.Writer, rp *report, dir string, loc *time.Location) {
 				g.Duration(), g.Reason)
 		}
 	}
+	return w.err
 }
 
 // printAligned prints lines as columns: the first two left-aligned, the
