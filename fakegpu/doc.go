@@ -36,6 +36,35 @@
 // fleetclock.NewStepped(fleet) in tests that step time. On the system
 // clock alone the fleet stands still and every process shows 0% SM.
 //
+// # Testing code that uses nvgo
+//
+// Open an nvgo Library on a fleet with nvgo.WithNVML, and the code under test
+// reads the fleet as it would read a machine's GPUs:
+//
+//	fleet, _ := fakegpu.Preset("dgx-h100") // 8 × H100, the same UUIDs and bus IDs on every run
+//	fleet.GPU(0).SetUtilization(90, 40)
+//	fleet.GPU(1).StartProcess(fakegpu.Process{PID: 4242, Type: fakegpu.Compute, UsedMemory: 512 << 20, SM: 30})
+//	fleet.GPU(2).Lose()                                // falls off the bus
+//	fleet.MissingSymbols("nvmlDeviceGetMemoryInfo_v2") // an older driver
+//	lib, err := nvgo.Open(nvgo.WithNVML(fleet),
+//		nvgo.WithCacheTTL(0),                          // every Device method reads the fleet anew
+//		nvgo.WithHostSource(fakehost.New(fleet)),      // the processes' owners and command lines
+//		nvgo.WithClock(fleetclock.NewStepped(fleet)))  // samplers tick when the test says
+//	… the code under test …
+//	fmt.Println(fleet.Calls())      // NVML calls per function
+//	fmt.Println(fleet.Violations()) // calls that would have killed a real process: none
+//
+// nvgo's per-metric Device methods reuse a reading for nvgo.DefaultCacheTTL
+// (a second), so a test that changes the fleet between two such calls opens
+// the Library with nvgo.WithCacheTTL(0), or reads a snapshot, which never uses
+// the cache. With fakehost the presets' processes read as believable host
+// processes, while any other PID reads the real /proc. To drive a vGPU host,
+// start from the "vgpu-h100" preset or add instances with [GPU.AddVgpu], and
+// change them with [Vgpu.SetUtilization], [Vgpu.StartProcess] and
+// [Vgpu.Destroy]; [Vgpu.DestroyOnCall] destroys an instance at the next call
+// of a method, so a test can end one between GetActiveVgpus and the
+// per-instance reads.
+//
 // # Fidelity
 //
 // The fake refuses what would kill a real process. With the real library a
@@ -237,7 +266,18 @@
 //
 // # Scenarios
 //
-// A scenario is a JSON object. Omitted keys keep their defaults; unknown
+// A scenario is a JSON description of a fleet: [LoadScenario] and
+// [ParseScenario] read one, and so do [Load] and the --simulate flag of nvgo's
+// tools. The position of a GPU in "gpus" is its NVML index:
+//
+//	{"driver_version": "580.95.05", "cuda_driver_version": 13000,
+//	 "gpus": [{"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-2b5e1c3a-9f0d-4c6e-8a7b-1d2e3f405162",
+//	           "bus_id": "00000000:17:00.0", "memory_total_mib": 81559, "memory_used_mib": 1024,
+//	           "gpu_util": 37, "mem_util": 12, "temperature_c": 41, "power_mw": 72000,
+//	           "power_limit_mw": 700000, "unsupported": ["fan_speed"], "lost": false,
+//	           "processes": [{"pid": 4242, "type": "C", "used_memory_mib": 512, "sm_util": 30, "mem_util": 5}]}]}
+//
+// Omitted keys keep their defaults; unknown
 // keys, values of the wrong type and bad values are errors that wrap
 // ErrBadScenario and name the key path, e.g.
 // `gpus[0].processes[1].type: want "C", "G", "C+G" or "M+C", got "X"`.
@@ -284,7 +324,8 @@
 //	bar1_used_mib        uint      BAR1 in use (2)
 //	gpu_util, mem_util   0..100    GetUtilizationRates (0)
 //	enc_util, dec_util   0..100    encoder and decoder utilization (0)
-//	temperature_c        uint      GPU temperature in °C (30)
+//	temperature_c        uint      GPU temperature in °C (30); the memory
+//	                               (HBM) temperature, field 82, is 3 °C above
 //	power_mw             uint      power draw in mW (the model's idle power)
 //	power_limit_mw       uint>0    current and enforced power limit (the model's)
 //	clocks               object    current clocks in MHz: graphics, sm, memory,
@@ -304,7 +345,8 @@
 //	nvlink_tx_kib        uint      NVLink TX data counter, all links, KiB (0)
 //	nvlink_rx_kib        uint      NVLink RX data counter, all links, KiB (0)
 //	mig_mode             0 or 1    current and pending MIG mode (0)
-//	mig_enabled          bool      the same as mig_mode 1 or 0 (false)
+//	mig_enabled          bool      the same as mig_mode 1 or 0 (false); giving
+//	                               both, disagreeing, is an error
 //	mig_devices          [object]  MIG devices; need MIG enabled; replace a
 //	                               preset's (kept unless MIG is disabled)
 //	unsupported          [string]  metrics (or Device methods) answering
@@ -312,7 +354,8 @@
 //	errors               object    metric → NVML error name it answers, e.g.
 //	                               {"temperature": "NO_PERMISSION"}
 //	lost                 bool      the GPU fell off the bus (false)
-//	accounting           bool      per-process accounting on (false)
+//	accounting           bool      per-process accounting on, so processes
+//	                               get records (false)
 //	processes            [object]  running processes; replaces a preset's
 //	                               (those of its MIG devices stay)
 //	vgpu_host            bool      host-vGPU mode (true with vgpu_instances);
@@ -354,7 +397,8 @@
 //	                               instance part; at most 7 slices (required)
 //	memory_total_mib     uint>0    its memory (1000 per GB of the profile);
 //	                               the GPU instances' must fit in the GPU's
-//	index                0..6      GetMigDeviceHandleByIndex slot (its position)
+//	index                0..6      GetMigDeviceHandleByIndex slot (its
+//	                               position); skip slots to model gaps
 //	uuid                 string    MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx,
 //	                               unique in the fleet (derived)
 //	processes            [object]  its processes, keys as above; type "C"
@@ -443,6 +487,77 @@
 // functions nvgo, nvitop and atopgpud do not call are not exported. A
 // state file holds at most 256 GPU and MIG devices, 16384 processes and
 // as many accounting records; Mirror.Sync says what it had to cut.
+//
+// # Using the C door
+//
+// From nvgo's repository, or any module that requires nvgo (then the
+// command is github.com/nvgo/nvgo/fakegpu/cmd/libnvml), with a C compiler:
+//
+//	go run ./fakegpu/cmd/libnvml -o /tmp/fakenvml
+//	NVGO_FAKE_FLEET=dgx-h100-mig LD_LIBRARY_PATH=/tmp/fakenvml go run ./examples/nvgo-status
+//
+// [EnvFleet] also takes any preset or scenario file that Load takes, and
+// [EnvInitError] a return code by name (DRIVER_NOT_LOADED, NO_PERMISSION,
+// LIB_RM_VERSION_MISMATCH, …) or by number. With --driver r470 the library
+// leaves out what R470 drivers lacked (nvmlDeviceGetMemoryInfo_v2, the _v3
+// process lists, nvmlDeviceGetTemperatureV, …) and answers newer field IDs
+// with a per-field INVALID_ARGUMENT; --driver r418 also leaves out the MIG
+// functions and the _v2 process lists. [LibNVMLDrivers], and the command's
+// --help, list what each lacks.
+//
+// A process loads one libnvidia-ml.so.1: run each client of a fleet, and each
+// build of the library, in a process of its own.
+//
+// Python, through ctypes as pynvml does it:
+//
+//	import ctypes
+//	nvml = ctypes.CDLL("libnvidia-ml.so.1")  # found through LD_LIBRARY_PATH
+//	nvml.nvmlInit_v2()
+//	n = ctypes.c_uint(); nvml.nvmlDeviceGetCount_v2(ctypes.byref(n))
+//	h = ctypes.c_void_p(); nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(h))
+//	name = ctypes.create_string_buffer(96); nvml.nvmlDeviceGetName(h, name, 96)
+//	print(n.value, name.value.decode())      # 8 NVIDIA H100 80GB HBM3
+//
+// C, compiled against go-nvml's nvml.h and linked against the library:
+//
+//	#include <stdio.h>
+//	#include <nvml.h>
+//
+//	int main(void) {
+//		nvmlDevice_t dev;
+//		nvmlMemory_v2_t mem = {.version = nvmlMemory_v2};
+//		if (nvmlInit_v2() != NVML_SUCCESS)
+//			return 1;
+//		nvmlDeviceGetHandleByIndex_v2(0, &dev);
+//		nvmlDeviceGetMemoryInfo_v2(dev, &mem); /* the fleet's memory, reserved apart */
+//		printf("%llu MiB total, %llu MiB reserved\n", mem.total >> 20, mem.reserved >> 20);
+//		nvmlShutdown();
+//		return 0;
+//	}
+//
+// Inside a module that requires go-nvml (nvgo's, or one that requires nvgo),
+// go list finds the header:
+//
+//	cc -I"$(go list -m -f '{{.Dir}}' github.com/NVIDIA/go-nvml)/pkg/nvml" -o client client.c -L/tmp/fakenvml -lnvidia-ml
+//	NVGO_FAKE_FLEET=dgx-h100 LD_LIBRARY_PATH=/tmp/fakenvml ./client
+//
+// Go, through go-nvml as on a real machine, in a test that steers the fleet
+// with a [Mirror] (its example runs this):
+//
+//	dir, err := fakegpu.CachedLibNVML(ctx, fakegpu.LibNVMLOptions{})
+//	fleet, _ := fakegpu.Preset("dgx-h100")
+//	m, err := fakegpu.NewMirror(fleet, filepath.Join(t.TempDir(), "fleet.state"))
+//	t.Setenv(fakegpu.EnvFleet, m.Path())
+//	lib, err := nvgo.Open(nvgo.WithNVML(nvml.New(nvml.WithLibraryPath(filepath.Join(dir, fakegpu.LibNVMLFile)))))
+//	fleet.GPU(0).SetUtilization(90, 40)
+//	m.Sync() // the library answers 90% from its next call on
+//
+// After Sync every NVML call sees the new state, and so does an nvgo snapshot.
+// nvgo's per-metric Device methods may still serve a reading made within the
+// Library's cache TTL (nvgo.DefaultCacheTTL, a second, unless nvgo.WithCacheTTL
+// sets another; 0 reads at every call). [CachedLibNVML] builds the library once
+// per version of its sources and options, in $NVGO_LIBNVML_CACHE, else in a
+// directory private to the user in the temporary directory.
 //
 // # Concurrency
 //
