@@ -17,7 +17,9 @@ import (
 var ErrUnifiedMemory = errors.New("GPU uses unified (system) memory: no frame-buffer figures")
 
 // Device is a physical GPU. It holds its NVML handle, its static values (read
-// once) and a short cache of dynamic ones. Every metric method returns a
+// once) and a cache of dynamic ones: a metric method serves a reading for
+// DefaultCacheTTL (WithCacheTTL sets another; a Snapshot always reads
+// afresh and refreshes the cache). Every metric method returns a
 // Value that is real or N/A with a reason; none of them panics or blocks on
 // anything but NVML.
 //

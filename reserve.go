@@ -54,7 +54,8 @@ var ErrLockDir = errors.New("lock directory unusable")
 // reservations only protect launchers that see each other's locks. A
 // directory named here or in $NVGO_LOCK_DIR is created if missing (mode
 // 1777, parents too). A GPU whose lock file is unusable (a FIFO or a link
-// planted at its path) is left out of a reservation with a warning.
+// planted at its path) is left out of a reservation, which names it in
+// Reservation.LeftOut.
 func WithLockDir(dir string) SelectOption { return func(o *selectOptions) { o.lockDir = dir } }
 
 // lockDirectory returns the lock directory, resolving the default once per
