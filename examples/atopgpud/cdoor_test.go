@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/internal/testenv"
 	"github.com/nvgo/nvgo/nvgotest"
 )
 
@@ -32,14 +33,8 @@ func TestMain(m *testing.M) {
 // 12% memory busy with accounting on, running a real child process (40%
 // and 10% busy, 1 GiB), and an A100 that reports no utilization.
 func TestThroughTheDriverLibraryRealAtopShowsTheFleet(t *testing.T) {
-	atop, err := exec.LookPath("atop")
-	if err != nil {
-		t.Skip("atop is not installed")
-	}
-	if c, err := net.DialTimeout("tcp", defaultListen, time.Second); err == nil {
-		c.Close()
-		t.Skipf("%s is busy", defaultListen)
-	}
+	atop := testenv.Program(t, "atop")
+	waitForTheAtopPort(t)
 	fleet := fakegpu.New(fakegpu.GPUSpec{Model: "h100", Accounting: true}, fakegpu.GPUSpec{Model: "a100"})
 	fleet.GPU(0).SetUtilization(37, 12)
 	fleet.GPU(1).Unsupported("utilization", "GetSamples")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/internal/testenv"
 	"github.com/nvgo/nvgo/nvgotest"
 )
 
@@ -44,9 +45,8 @@ type term struct {
 // exit status.
 func startTerm(t *testing.T, w, h int, env []string, args ...string) *term {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (CI installs Debian's)")
-	}
+	testenv.Program(t, "tmux") // CI installs Debian's
+
 	tm := &term{t: t, name: "monitor", sock: filepath.Join(t.TempDir(), "tmux.sock")}
 	quoted := []string{"env"}
 	for _, e := range append(env, runMainEnv+"=1", "TERM=xterm-256color") {

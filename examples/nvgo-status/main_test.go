@@ -28,6 +28,7 @@ import (
 	"github.com/nvgo/nvgo"
 	"github.com/nvgo/nvgo/examples/internal/tool"
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/internal/testenv"
 )
 
 func TestParseArgsReadsNvitopStyleFlags(t *testing.T) {
@@ -549,10 +550,7 @@ func wideWidth(s string) int {
 }
 
 func TestACommandLineCannotBreakTheTable(t *testing.T) {
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep command")
-	}
+	sleep := testenv.Program(t, "sleep")
 	// a process whose command line has a tab, wide characters and an
 	// escape sequence that would turn the terminal red
 	cmd := exec.Command(sleep, "60")
