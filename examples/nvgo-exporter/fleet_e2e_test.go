@@ -31,7 +31,7 @@ import (
 // TestMain lets the test binary run as the exporter (nvgotest.Program).
 func TestMain(m *testing.M) {
 	nvgotest.RunMainIfAsked(func(args []string) int {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 		defer stop()
 		return run(ctx, args, os.Stdout, os.Stderr, nil)
 	})

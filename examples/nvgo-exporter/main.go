@@ -73,7 +73,8 @@ options:
   --prometheus URL      serve the fleet page from this Prometheus server
   -h, --help            show this help
 
-exit status: 0 stopped by SIGINT or SIGTERM; 1 no usable NVIDIA driver (one
+exit status: 0 stopped by SIGINT, SIGTERM or SIGHUP (there is nothing to
+reload: SIGHUP stops it as SIGTERM does); 1 no usable NVIDIA driver (one
 line says why), cannot listen, or a bad --simulate file; 2 bad arguments
 `, tool.SimulateHelp("  --simulate NAME|FILE  ", "serve", "or a scenario JSON file; its clock follows real time"))
 
@@ -124,8 +125,14 @@ func parseArgs(args []string) (*options, error) {
 	return o, nil
 }
 
+// stopSignals stop the exporter gracefully (in-flight scrapes finish, exit
+// 0). SIGHUP is one of them: the exporter has nothing to reload, and a
+// hang-up (a closed terminal, a supervisor's "reload") must not kill it
+// with 129 mid-scrape.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
 	stop()
 	os.Exit(code)
