@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -31,14 +32,28 @@ type promSample struct {
 	Value  [2]any            `json:"value"`
 }
 
-// number is the sample's value; NaN values are reported as not ok.
+// number is the sample's value; NaN and ±Inf are not ok: the fleet's
+// figures have no such values, and JSON cannot hold them (N/A, null).
 func (s promSample) number() (float64, bool) {
 	str, ok := s.Value[1].(string)
 	if !ok {
 		return 0, false
 	}
 	x, err := strconv.ParseFloat(str, 64)
-	return x, err == nil && x == x
+	return x, err == nil && !math.IsNaN(x) && !math.IsInf(x, 0)
+}
+
+// lastUnixTime is the last second of year 9999, the last time JSON's
+// (RFC 3339's) form holds.
+const lastUnixTime = 253402300799
+
+// unixTime is x, seconds since 1970, as a time; not ok before 1970 or
+// after year 9999, which no start time is and JSON cannot hold.
+func unixTime(x float64) (time.Time, bool) {
+	if x < 0 || x > lastUnixTime {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(int64(x * 1000)), true
 }
 
 // query runs an instant PromQL query.
@@ -129,7 +144,7 @@ var fleetQueries = map[string]string{
 	"up":      `up and on (instance, job) group by (instance, job) (last_over_time(nvgo_up[1h]))`,
 	"util":    `DCGM_FI_DEV_GPU_UTIL{GPU_I_ID=""}`,
 	"used":    `DCGM_FI_DEV_FB_USED{GPU_I_ID=""}`,
-	"free":    `DCGM_FI_DEV_FB_FREE{GPU_I_ID=""}`,
+	"fbfree":  `DCGM_FI_DEV_FB_FREE{GPU_I_ID=""}`,
 	"resv":    `DCGM_FI_DEV_FB_RESERVED{GPU_I_ID=""}`,
 	"procs":   `nvgo_gpu_processes{GPU_I_ID=""}`,
 	"uprocs":  `sum by (instance, UUID, user) (nvgo_gpu_user_processes)`,
@@ -205,7 +220,7 @@ func (f *fleet) read(ctx context.Context) (fleetView, error) {
 	ptr := func(x float64) *float64 { return &x }
 	each("util", func(g *fleetGPU, x float64, _ promSample) { g.Util = ptr(x) })
 	each("used", func(g *fleetGPU, x float64, _ promSample) { g.MemUsedMiB = ptr(x) })
-	each("free", func(g *fleetGPU, x float64, _ promSample) { g.MemTotalMiB = ptr(x + deref(g.MemTotalMiB)) })
+	each("fbfree", func(g *fleetGPU, x float64, _ promSample) { g.MemTotalMiB = ptr(x + deref(g.MemTotalMiB)) })
 	each("resv", func(g *fleetGPU, x float64, _ promSample) { g.MemTotalMiB = ptr(x + deref(g.MemTotalMiB)) })
 	each("used", func(g *fleetGPU, x float64, _ promSample) { g.MemTotalMiB = ptr(x + deref(g.MemTotalMiB)) })
 	each("procs", func(g *fleetGPU, x float64, _ promSample) { g.Processes = ptr(x) })
@@ -220,13 +235,15 @@ func (f *fleet) read(ctx context.Context) (fleetView, error) {
 	each("uprocs", func(g *fleetGPU, x float64, s promSample) { user(g, s.Metric["user"]).Processes = x })
 	each("umem", func(g *fleetGPU, x float64, s promSample) { user(g, s.Metric["user"]).MemMiB = x / (1 << 20) })
 	each("usince", func(g *fleetGPU, x float64, s promSample) {
-		t := time.UnixMilli(int64(x * 1000))
-		user(g, s.Metric["user"]).Since = &t
+		if t, ok := unixTime(x); ok {
+			user(g, s.Metric["user"]).Since = &t
+		}
 	})
 	for _, n := range nodes {
 		for i := range n.GPUs {
 			g := &n.GPUs[i]
 			slices.SortFunc(g.Users, func(a, b fleetUser) int { return cmp.Compare(a.User, b.User) })
+			g.MemTotalMiB = finite(g.MemTotalMiB) // a sum of finite figures can overflow
 			if g.Free() {
 				n.Free++
 			}
@@ -239,6 +256,14 @@ func (f *fleet) read(ctx context.Context) (fleetView, error) {
 		return cmp.Or(cmp.Compare(a.Hostname, b.Hostname), cmp.Compare(a.Instance, b.Instance))
 	})
 	return v, nil
+}
+
+// finite is x, or nil (N/A) when x is not a finite number.
+func finite(x *float64) *float64 {
+	if x == nil || math.IsNaN(*x) || math.IsInf(*x, 0) {
+		return nil
+	}
+	return x
 }
 
 // deref is *x, or 0 for nil.
@@ -276,21 +301,16 @@ func (f *fleet) page(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	v, err := f.read(ctx)
-	msg := ""
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	msg, status := "", http.StatusOK
 	if err != nil {
-		msg = err.Error()
-		w.WriteHeader(http.StatusBadGateway)
+		msg, status = err.Error(), http.StatusBadGateway
 	}
-	err = fleetPage.Execute(w, struct {
+	writePage(w, f.log, status, fleetPage, struct {
 		V       fleetView
 		Err     string
 		Prom    string
 		Refresh int
 	}{v, msg, f.prom.Redacted(), pageRefresh})
-	if err != nil {
-		f.log.Warn("fleet page", "err", err)
-	}
 }
 
 // json serves "/api/fleet".
@@ -298,10 +318,10 @@ func (f *fleet) json(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	v, err := f.read(ctx)
+	status := http.StatusOK
 	if err != nil {
 		v.Errors = append(v.Errors, err.Error())
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadGateway)
+		status = http.StatusBadGateway
 	}
-	writeJSON(w, f.log, v)
+	writeJSON(w, f.log, status, v)
 }

@@ -270,12 +270,16 @@ func usersOf(ps []processView) []userView {
 	return us
 }
 
-// num is v as a float64 through f, or nil when v is N/A.
+// num is v as a float64 through f, or nil when v is N/A or the figure is
+// not finite (JSON has no NaN nor ±Inf).
 func num[T any](v nvgo.Value[T], f func(T) float64) *float64 {
 	x, ok := v.Get()
 	if !ok {
 		return nil
 	}
 	y := f(x)
+	if math.IsNaN(y) || math.IsInf(y, 0) {
+		return nil
+	}
 	return &y
 }

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakePrometheus is Prometheus's HTTP API as the fleet page's tests need
+// it: answer writes the answer to each instant query. It counts the
+// queries and the most it was answering at once.
+type fakePrometheus struct {
+	url                  *url.URL
+	queries, mostRunning atomic.Int64
+	running              atomic.Int64
+	answer               func(w http.ResponseWriter, query string)
+}
+
+// newFakePrometheus serves answer until the test ends.
+func newFakePrometheus(t *testing.T, answer func(w http.ResponseWriter, query string)) *fakePrometheus {
+	t.Helper()
+	p := &fakePrometheus{answer: answer}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.queries.Add(1)
+		n := p.running.Add(1)
+		defer p.running.Add(-1)
+		for most := p.mostRunning.Load(); n > most && !p.mostRunning.CompareAndSwap(most, n); most = p.mostRunning.Load() {
+		}
+		p.answer(w, r.URL.Query().Get("query"))
+	}))
+	t.Cleanup(srv.Close)
+	p.url, _ = url.Parse(srv.URL)
+	return p
+}
+
+// testFleet is the fleet page over the Prometheus at u, logging nowhere.
+func testFleet(u *url.URL) *fleet {
+	return &fleet{prom: u, client: &http.Client{Timeout: 5 * time.Second}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+}
+
+// roleOf is the role of each of the fleet page's queries (fleetQueries
+// the other way round).
+func roleOf(query string) string {
+	for role, q := range fleetQueries {
+		if q == query {
+			return role
+		}
+	}
+	return ""
+}
+
+// testInstance and testUUID are the one GPU of oneGPU's fleet.
+const testInstance, testUUID = "10.0.0.1:9400", "GPU-11111111-2222-3333-4444-555555555555"
+
+// oneGPU answers the fleet page's queries for one node with one GPU used
+// by alice, with the values by role in values (the others: a figure each).
+func oneGPU(values map[string]string) func(w http.ResponseWriter, query string) {
+	return func(w http.ResponseWriter, query string) {
+		role := roleOf(query)
+		labels := map[string]string{"instance": testInstance, "job": "nvgo", "UUID": testUUID, "gpu": "0"}
+		value := map[string]string{"info": "1", "up": "1", "util": "40", "used": "1024", "fbfree": "80000", "resv": "500",
+			"procs": "1", "gpufree": "0", "uprocs": "1", "umem": "1073741824", "usince": "1700000000", "hostlbl": "1"}[role]
+		if v, ok := values[role]; ok {
+			value = v
+		}
+		switch role {
+		case "info":
+			labels["model_name"], labels["driver_version"], labels["mig_mode"] = "NVIDIA H100 80GB HBM3", "550.54.15", "disabled"
+		case "uprocs", "umem", "usince":
+			labels["user"] = "alice"
+		case "hostlbl":
+			labels["hostname"] = "node-a"
+		}
+		writeVector(w, series(labels, value))
+	}
+}
+
+// series is one series of a vector, as Prometheus writes it.
+func series(labels map[string]string, value string) string {
+	l, _ := json.Marshal(labels)
+	return fmt.Sprintf(`{"metric":%s,"value":[1700000100.5,%q]}`, l, value)
+}
+
+// writeVector writes a successful instant query's answer of these series.
+func writeVector(w io.Writer, series ...string) {
+	fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(series, ","))
+}
+
+// getFleetJSON serves "/api/fleet" of f once and decodes it.
+func getFleetJSON(t *testing.T, f *fleet) (int, fleetView) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	f.json(rec, httptest.NewRequest("GET", "/api/fleet", nil))
+	var v fleetView
+	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+		t.Fatalf("status %d, body %q: %v", rec.Code, rec.Body.String(), err)
+	}
+	return rec.Code, v
+}
+
+// A value Prometheus holds but JSON cannot (±Inf, NaN, a time past year
+// 9999) is N/A on the fleet page: null in its JSON, never a 200 with an
+// empty body.
+func TestTheFleetJSONShowsNonFiniteValuesAsNA(t *testing.T) {
+	tests := []struct {
+		name   string
+		values map[string]string
+		na     func(g fleetGPU) bool
+	}{
+		{"util=+Inf", map[string]string{"util": "+Inf"}, func(g fleetGPU) bool { return g.Util == nil }},
+		{"util=NaN", map[string]string{"util": "NaN"}, func(g fleetGPU) bool { return g.Util == nil }},
+		{"used=-Inf", map[string]string{"used": "-Inf"}, func(g fleetGPU) bool { return g.MemUsedMiB == nil }},
+		{"the total memory overflows", map[string]string{"fbfree": "1.7e308", "resv": "1.7e308"}, func(g fleetGPU) bool { return g.MemTotalMiB == nil }},
+		{"procs=+Inf", map[string]string{"procs": "+Inf"}, func(g fleetGPU) bool { return g.Processes == nil }},
+		{"usince=1e300", map[string]string{"usince": "1e300"}, func(g fleetGPU) bool { return len(g.Users) == 1 && g.Users[0].Since == nil }},
+		{"usince=-1e300", map[string]string{"usince": "-1e300"}, func(g fleetGPU) bool { return len(g.Users) == 1 && g.Users[0].Since == nil }},
+		{"usince=253402300800", map[string]string{"usince": "253402300800"}, func(g fleetGPU) bool { return len(g.Users) == 1 && g.Users[0].Since == nil }},
+		{"umem=+Inf", map[string]string{"umem": "+Inf"}, func(g fleetGPU) bool { return len(g.Users) == 1 && g.Users[0].MemMiB == 0 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := testFleet(newFakePrometheus(t, oneGPU(tt.values)).url)
+			code, v := getFleetJSON(t, f)
+			if code != http.StatusOK || len(v.Errors) > 0 {
+				t.Fatalf("status %d, errors %q; want 200", code, v.Errors)
+			}
+			if len(v.Nodes) != 1 || len(v.Nodes[0].GPUs) != 1 {
+				t.Fatalf("nodes %+v; want one with one GPU", v.Nodes)
+			}
+			if g := v.Nodes[0].GPUs[0]; !tt.na(g) {
+				t.Errorf("GPU %+v: want the figure N/A", g)
+			}
+		})
+	}
+}
+
+// What cannot be encoded is a 500 that says so, never a 200 with an empty
+// or cut body.
+func TestAnAnswerThatCannotBeWrittenIsA500WithAMessage(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tests := []struct {
+		name  string
+		write func(w http.ResponseWriter)
+		want  string
+	}{
+		{"JSON of an infinite value", func(w http.ResponseWriter) { writeJSON(w, log, http.StatusOK, math.Inf(1)) }, "encoding the answer as JSON"},
+		{"JSON of a time past year 9999", func(w http.ResponseWriter) {
+			writeJSON(w, log, http.StatusBadGateway, struct{ T time.Time }{time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})
+		}, "encoding the answer as JSON"},
+		{"a page that fails half-way", func(w http.ResponseWriter) {
+			t := template.Must(template.New("broken").Parse(`<p>half</p>{{.Missing}}`))
+			writePage(w, log, http.StatusOK, t, struct{}{})
+		}, "writing the broken page"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			tt.write(rec)
+			if body := rec.Body.String(); rec.Code != http.StatusInternalServerError || !strings.HasPrefix(body, "nvgo-exporter: "+tt.want) {
+				t.Errorf("status %d, body %q; want 500 saying %q", rec.Code, body, tt.want)
+			}
+		})
+	}
+}
