@@ -117,18 +117,27 @@ func (n *fleetNode) URL() string { return "http://" + n.Instance + "/" }
 
 // fleetGPU is one GPU of a node, as Prometheus last saw it.
 type fleetGPU struct {
-	Index       int         `json:"index"`
-	UUID        string      `json:"uuid"`
-	Model       string      `json:"model"`
-	Util        *float64    `json:"gpu_utilization_percent"`
-	MemUsedMiB  *float64    `json:"memory_used_mib"`
-	MemTotalMiB *float64    `json:"memory_total_mib"`
-	Processes   *float64    `json:"processes"`
-	Users       []fleetUser `json:"users"`
+	Index       int      `json:"index"`
+	UUID        string   `json:"uuid"`
+	Model       string   `json:"model"`
+	Util        *float64 `json:"gpu_utilization_percent"`
+	MemUsedMiB  *float64 `json:"memory_used_mib"`
+	MemTotalMiB *float64 `json:"memory_total_mib"`
+	MIGMode     string   `json:"mig_mode"`
+	Processes   *float64 `json:"processes"`
+	// Free is the node's nvgo_gpu_free: nvgo's one definition of free, as
+	// the node page's. nil (null) when the node could not tell.
+	Free  *bool       `json:"free"`
+	Users []fleetUser `json:"users"`
 }
 
-// Free reports whether the GPU has no process (nil Processes: unknown).
-func (g *fleetGPU) Free() bool { return g.Processes != nil && *g.Processes == 0 }
+// IsFree reports whether the GPU is known to be free.
+func (g *fleetGPU) IsFree() bool { return g.Free != nil && *g.Free }
+
+// State is what the fleet page says of the GPU (gpuState).
+func (g *fleetGPU) State() string {
+	return gpuState(g.Free, g.Processes != nil && *g.Processes > 0, g.MIGMode == "enabled")
+}
 
 // fleetUser is one user on a GPU.
 type fleetUser struct {
@@ -147,6 +156,7 @@ var fleetQueries = map[string]string{
 	"fbfree":  `DCGM_FI_DEV_FB_FREE{GPU_I_ID=""}`,
 	"resv":    `DCGM_FI_DEV_FB_RESERVED{GPU_I_ID=""}`,
 	"procs":   `nvgo_gpu_processes{GPU_I_ID=""}`,
+	"gpufree": `nvgo_gpu_free{GPU_I_ID=""}`,
 	"uprocs":  `sum by (instance, UUID, user) (nvgo_gpu_user_processes)`,
 	"umem":    `sum by (instance, UUID, user) (nvgo_gpu_user_memory_used_bytes)`,
 	"usince":  `min by (instance, UUID, user) (nvgo_gpu_user_start_time_seconds)`,
@@ -201,7 +211,7 @@ func (f *fleet) read(ctx context.Context) (fleetView, error) {
 		n := node(s.Metric["instance"])
 		n.Driver = s.Metric["driver_version"]
 		idx, _ := strconv.Atoi(s.Metric["gpu"])
-		n.GPUs = append(n.GPUs, fleetGPU{Index: idx, UUID: s.Metric["UUID"], Model: s.Metric["model_name"]})
+		n.GPUs = append(n.GPUs, fleetGPU{Index: idx, UUID: s.Metric["UUID"], Model: s.Metric["model_name"], MIGMode: s.Metric["mig_mode"]})
 	}
 	for _, n := range nodes {
 		slices.SortFunc(n.GPUs, func(a, b fleetGPU) int { return cmp.Compare(a.Index, b.Index) })
@@ -224,6 +234,7 @@ func (f *fleet) read(ctx context.Context) (fleetView, error) {
 	each("resv", func(g *fleetGPU, x float64, _ promSample) { g.MemTotalMiB = ptr(x + deref(g.MemTotalMiB)) })
 	each("used", func(g *fleetGPU, x float64, _ promSample) { g.MemTotalMiB = ptr(x + deref(g.MemTotalMiB)) })
 	each("procs", func(g *fleetGPU, x float64, _ promSample) { g.Processes = ptr(x) })
+	each("gpufree", func(g *fleetGPU, x float64, _ promSample) { free := x == 1; g.Free = &free })
 	user := func(g *fleetGPU, name string) *fleetUser {
 		i := slices.IndexFunc(g.Users, func(u fleetUser) bool { return u.User == name })
 		if i < 0 {
@@ -244,7 +255,7 @@ func (f *fleet) read(ctx context.Context) (fleetView, error) {
 			g := &n.GPUs[i]
 			slices.SortFunc(g.Users, func(a, b fleetUser) int { return cmp.Compare(a.User, b.User) })
 			g.MemTotalMiB = finite(g.MemTotalMiB) // a sum of finite figures can overflow
-			if g.Free() {
+			if g.IsFree() {
 				n.Free++
 			}
 		}
@@ -283,7 +294,7 @@ var fleetPage = template.Must(template.New("fleet").Funcs(funcs).Parse(`<!DOCTYP
 {{range .V.Nodes}}<h2><a href="{{.URL}}">{{.Hostname}}</a> <small>{{.Free}} of {{len .GPUs}} GPUs free{{if not .Up}} · <span class="bad">down</span>{{end}}{{if .Driver}} · driver {{.Driver}}{{end}}</small></h2>
 <table><tr><th>GPU</th><th>Model</th><th>State</th><th>Utilization</th><th>Memory (MiB)</th><th>Users</th><th>Held for</th></tr>
 {{range .GPUs}}<tr><td>{{.Index}}</td><td>{{.Model}}</td>
-<td>{{if .Free}}<span class="free">free</span>{{else if .Processes}}<span class="busy">in use</span>{{else}}<span class="bad">unknown</span>{{end}}</td>
+<td>{{with .State}}<span class="{{stateClass .}}">{{.}}</span>{{end}}</td>
 <td><span class="bar"><i style="width:{{pct .Util}}%"></i></span>{{percent .Util}}</td>
 <td class="n">{{num .MemUsedMiB 0}} / {{num .MemTotalMiB 0}}</td>
 <td>{{range .Users}}{{.User}} ({{printf "%.0f" .Processes}}, {{mib .MemMiB}} MiB)<br>{{end}}</td>

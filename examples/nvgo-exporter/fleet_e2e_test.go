@@ -278,11 +278,11 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 				if fg.UUID != g.UUID || fg.Model != g.Name {
 					t.Errorf("GPU %d: %s %q on the fleet page; %s %q on the node", i, fg.UUID, fg.Model, g.UUID, g.Name)
 				}
-				if g.Free() {
+				if g.IsFree() {
 					free++
 				}
-				if g.Free() != fg.Free() {
-					t.Errorf("GPU %d: free %v on the fleet page, %v on the node", i, fg.Free(), g.Free())
+				if freeString(g.Free) != freeString(fg.Free) || g.State() != fg.State() {
+					t.Errorf("GPU %d: free %s (%s) on the fleet page, %s (%s) on the node", i, freeString(fg.Free), fg.State(), freeString(g.Free), g.State())
 				}
 				used, ok := g.Metrics["memory_used"]
 				if fg.MemUsedMiB == nil || !ok || math.Abs(*fg.MemUsedMiB-used/(1<<20)) > 1 {
@@ -309,6 +309,12 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 			}
 			if free != fn.Free {
 				t.Errorf("%d free GPUs on the fleet page, %d on the node", fn.Free, free)
+			}
+			if fn.Hostname == "node-b" { // dgx-a100-mig: GPU 1 has MIG on and no MIG devices
+				if g, fg := nv.GPUs[1], fn.GPUs[1]; g.MIGMode != "enabled" || len(g.MIGs) != 0 || g.IsFree() || fg.IsFree() || fg.State() != "no MIG devices" {
+					t.Errorf("node-b GPU 1 (MIG %s, %d MIG devices): free on the node %s, on the fleet page %s (%s); want not free, no MIG devices",
+						g.MIGMode, len(g.MIGs), freeString(g.Free), freeString(fg.Free), fg.State())
+				}
 			}
 			if fn.Hostname == "node-c" {
 				for gpu, n := range onGPU {

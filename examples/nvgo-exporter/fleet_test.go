@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -63,7 +64,8 @@ func roleOf(query string) string {
 const testInstance, testUUID = "10.0.0.1:9400", "GPU-11111111-2222-3333-4444-555555555555"
 
 // oneGPU answers the fleet page's queries for one node with one GPU used
-// by alice, with the values by role in values (the others: a figure each).
+// by alice, with the values by role in values (the others: a figure each;
+// "none": no series), and its MIG mode in values["mig_mode"].
 func oneGPU(values map[string]string) func(w http.ResponseWriter, query string) {
 	return func(w http.ResponseWriter, query string) {
 		role := roleOf(query)
@@ -75,11 +77,15 @@ func oneGPU(values map[string]string) func(w http.ResponseWriter, query string) 
 		}
 		switch role {
 		case "info":
-			labels["model_name"], labels["driver_version"], labels["mig_mode"] = "NVIDIA H100 80GB HBM3", "550.54.15", "disabled"
+			labels["model_name"], labels["driver_version"], labels["mig_mode"] = "NVIDIA H100 80GB HBM3", "550.54.15", cmp.Or(values["mig_mode"], "disabled")
 		case "uprocs", "umem", "usince":
 			labels["user"] = "alice"
 		case "hostlbl":
 			labels["hostname"] = "node-a"
+		}
+		if value == "none" {
+			writeVector(w)
+			return
 		}
 		writeVector(w, series(labels, value))
 	}
@@ -171,4 +177,52 @@ func TestAnAnswerThatCannotBeWrittenIsA500WithAMessage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The fleet page takes whether a GPU is free from its node (nvgo_gpu_free,
+// nvgo's one definition), never from its process count: a GPU with MIG on
+// and no MIG devices runs nothing and is not free.
+func TestTheFleetPageTakesFreeFromTheNode(t *testing.T) {
+	tests := []struct {
+		name   string
+		values map[string]string
+		free   string
+		state  string
+	}{
+		{"free", map[string]string{"procs": "0", "gpufree": "1", "uprocs": "none", "umem": "none", "usince": "none"}, "true", "free"},
+		{"in use", map[string]string{"procs": "1", "gpufree": "0"}, "false", "in use"},
+		{"MIG on and no MIG devices", map[string]string{"procs": "0", "gpufree": "0", "mig_mode": "enabled", "uprocs": "none", "umem": "none", "usince": "none"},
+			"false", "no MIG devices"},
+		{"the node cannot tell", map[string]string{"procs": "none", "gpufree": "none"}, "N/A", "unknown"},
+		{"no process, but the node cannot tell", map[string]string{"procs": "0", "gpufree": "none"}, "N/A", "unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := testFleet(newFakePrometheus(t, oneGPU(tt.values)).url)
+			code, v := getFleetJSON(t, f)
+			if code != http.StatusOK || len(v.Nodes) != 1 || len(v.Nodes[0].GPUs) != 1 {
+				t.Fatalf("status %d, %+v; want 200 and one node with one GPU", code, v)
+			}
+			g := v.Nodes[0].GPUs[0]
+			if got := freeString(g.Free); got != tt.free || g.State() != tt.state {
+				t.Errorf("free %s (%s); want %s (%s)", got, g.State(), tt.free, tt.state)
+			}
+			if want := map[bool]int{true: 1}[tt.free == "true"]; v.Free != want || v.Nodes[0].Free != want {
+				t.Errorf("%d free in the fleet, %d on the node; want %d", v.Free, v.Nodes[0].Free, want)
+			}
+			rec := httptest.NewRecorder()
+			f.page(rec, httptest.NewRequest("GET", "/", nil))
+			if !strings.Contains(rec.Body.String(), `">`+tt.state+`</span>`) {
+				t.Errorf("the fleet page does not say %q:\n%s", tt.state, rec.Body.String())
+			}
+		})
+	}
+}
+
+// freeString is *b, or "N/A" for nil.
+func freeString(b *bool) string {
+	if b == nil {
+		return "N/A"
+	}
+	return fmt.Sprint(*b)
 }

@@ -48,7 +48,8 @@ var usage = fmt.Sprintf(`usage: nvgo-exporter [--listen ADDR] [--simulate NAME|F
 
 Serves this node's NVIDIA GPU metrics to Prometheus at /metrics, with
 dcgm-exporter's names, units and labels (DCGM_FI_DEV_GPU_UTIL, ...), and
-nvgo's own families: nvgo_gpu_processes (0: the GPU is free),
+nvgo's own families: nvgo_gpu_free (1: nobody uses the GPU and work can run
+on it; a GPU with MIG on needs MIG devices, all free), nvgo_gpu_processes,
 nvgo_gpu_user_processes, nvgo_gpu_user_memory_used_bytes and
 nvgo_gpu_user_start_time_seconds per user, nvgo_gpu_info, nvgo_up. GPU and
 memory utilization are means since the previous scrape. "/" is the node's

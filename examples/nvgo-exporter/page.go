@@ -72,6 +72,15 @@ var funcs = template.FuncMap{
 		}
 		return ago(now.Sub(*t))
 	},
+	"stateClass": func(state string) string {
+		switch state {
+		case "free":
+			return "free"
+		case "unknown":
+			return "bad"
+		}
+		return "busy"
+	},
 	"pids": func(ps []processView) string {
 		s := make([]string, len(ps))
 		for i, p := range ps {
@@ -139,7 +148,7 @@ var nodePage = template.Must(template.New("node").Funcs(funcs).Parse(`<!DOCTYPE 
 {{range .V.GPUs}}{{$g := .}}<tr>
 <td>{{.Index}}</td><td>{{.Name}}<br><code>{{.BusID}}</code></td>
 {{if .Err}}<td class="bad" colspan="6">{{.Err}}</td>{{else}}
-<td>{{if .Free}}<span class="free">free</span>{{else if .ProcessesErr}}<span class="bad">unknown</span>{{else}}<span class="busy">in use</span>{{end}}</td>
+<td>{{with .State}}<span class="{{stateClass .}}">{{.}}</span>{{end}}</td>
 <td><span class="bar"><i style="width:{{pct (.Metric "gpu_utilization")}}%"></i></span>{{percent (.Metric "gpu_utilization")}}</td>
 <td class="n">{{num (inMiB (.Metric "memory_used")) 0}} / {{num (inMiB (.Metric "memory_total")) 0}}</td>
 <td>{{range .Users}}{{.User}} ({{.Processes}}, {{mib .MemMiB}} MiB)<br>{{end}}</td>
@@ -173,7 +182,7 @@ func (p *pages) node(w http.ResponseWriter, r *http.Request) {
 	v := p.view(r)
 	free := 0
 	for i := range v.GPUs {
-		if v.GPUs[i].Free() {
+		if v.GPUs[i].IsFree() {
 			free++
 		}
 	}
