@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nvgo/nvgo"
 )
@@ -85,7 +83,7 @@ func TestTheFleetPageSaysWhatPrometheusDidWrong(t *testing.T) {
 			}))
 			defer prom.Close()
 			u, _ := url.Parse(prom.URL)
-			f := &fleet{prom: u, client: &http.Client{Timeout: 5 * time.Second}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			f := testFleet(u)
 			rec := httptest.NewRecorder()
 			f.page(rec, httptest.NewRequest("GET", "/", nil))
 			if rec.Code != http.StatusBadGateway || !strings.Contains(rec.Body.String(), tt.want) {
@@ -97,8 +95,7 @@ func TestTheFleetPageSaysWhatPrometheusDidWrong(t *testing.T) {
 		})
 	}
 	t.Run("unreachable", func(t *testing.T) {
-		f := &fleet{prom: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}, client: &http.Client{Timeout: 5 * time.Second},
-			log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		f := testFleet(&url.URL{Scheme: "http", Host: "127.0.0.1:1"})
 		rec := httptest.NewRecorder()
 		f.json(rec, httptest.NewRequest("GET", "/api/fleet", nil))
 		if rec.Code != http.StatusBadGateway || !strings.Contains(rec.Body.String(), "querying Prometheus") {

@@ -19,17 +19,76 @@ import (
 )
 
 // fleet serves the fleet page: every node's GPUs, read from Prometheus's
-// HTTP API at each request. It keeps no state and polls no node.
+// HTTP API when a view asks. It polls no node. Its memory is bounded: one
+// read at a time, shared by every view that comes while it runs and for
+// shareFor after (view), at most maxQueries queries at once, and no
+// answer over maxAnswer bytes. Safe for concurrent use.
 type fleet struct {
 	prom   *url.URL // the server's base URL
 	client *http.Client
 	log    *slog.Logger
+	// maxAnswer is the most bytes of one query's answer read.
+	maxAnswer int64
+	// queries holds a token per query running: at most maxQueries.
+	queries chan struct{}
+	// shareFor is how long a read serves the views that come after it.
+	shareFor time.Duration
+	now      func() time.Time
+
+	mu   sync.Mutex
+	last *fleetRead // the latest read, done or running
+}
+
+const (
+	// maxAnswer is the most bytes of a query's answer the fleet page reads:
+	// a series is some 400 bytes of JSON (nvgo_gpu_info's, the longest,
+	// with its labels and a few of Prometheus's), so 8 MiB is some 20,000
+	// GPUs, more than one page can show. Prometheus holding more (a job
+	// that scrapes far more than nvgo-exporters, a hostile server) is an
+	// error, not gigabytes of memory.
+	maxAnswer = 8 << 20
+	// maxQueries is the most queries running at once: with maxAnswer, at
+	// most 32 MiB of answers read at a time.
+	maxQueries = 4
+	// shareFor is how long a read serves later views: less than the
+	// pages' refresh, so that a page left open sees every new read.
+	shareFor = 3 * time.Second
+	// readTimeout bounds one read of the fleet, all its queries.
+	readTimeout = 10 * time.Second
+)
+
+// errAnswerTooLarge is an answer over maxAnswer.
+var errAnswerTooLarge = errors.New("the answer is larger than the fleet page reads")
+
+// newFleet reads the fleet from the Prometheus server at prom.
+func newFleet(prom *url.URL, log *slog.Logger) *fleet {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = maxQueries
+	return &fleet{prom: prom, client: &http.Client{Transport: t, Timeout: readTimeout}, log: log,
+		maxAnswer: maxAnswer, queries: make(chan struct{}, maxQueries), shareFor: shareFor, now: time.Now}
 }
 
 // promSample is one series of an instant query's vector.
 type promSample struct {
-	Metric map[string]string `json:"metric"`
-	Value  [2]any            `json:"value"`
+	Metric promLabels `json:"metric"`
+	Value  [2]any     `json:"value"`
+}
+
+// promLabels are the labels of a series the fleet page reads; the others
+// are not kept: a map of every label made reading a large answer some
+// times slower and take twice the memory. (encoding/json matches a name in
+// another case where no field has it exactly: a label "uuid" beside
+// "UUID" would be taken for it; no exporter serves such a pair.)
+type promLabels struct {
+	Instance      string `json:"instance"`
+	UUID          string `json:"UUID"`
+	GPU           string `json:"gpu"`
+	User          string `json:"user"`
+	Hostname      string `json:"hostname"`
+	HostnameOld   string `json:"Hostname"`
+	ModelName     string `json:"model_name"`
+	DriverVersion string `json:"driver_version"`
+	MIGMode       string `json:"mig_mode"`
 }
 
 // number is the sample's value; NaN and ±Inf are not ok: the fleet's
@@ -69,9 +128,17 @@ func (f *fleet) query(ctx context.Context, q string) ([]promSample, error) {
 		return nil, fmt.Errorf("querying Prometheus: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	tooLarge := fmt.Errorf("querying Prometheus: %s: %w: over %d MiB, more than a fleet of some 20,000 GPUs needs",
+		q, errAnswerTooLarge, f.maxAnswer>>20)
+	if resp.ContentLength > f.maxAnswer {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, f.maxAnswer+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading Prometheus's answer: %w", err)
+	}
+	if int64(len(body)) > f.maxAnswer {
+		return nil, tooLarge
 	}
 	var doc struct {
 		Status string `json:"status"`
@@ -174,7 +241,16 @@ func (f *fleet) read(ctx context.Context) (fleetView, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			select {
+			case f.queries <- struct{}{}:
+			case <-ctx.Done():
+				mu.Lock()
+				defer mu.Unlock()
+				errs = append(errs, fmt.Errorf("querying Prometheus: %s: %w", q, ctx.Err()))
+				return
+			}
 			s, err := f.query(ctx, q)
+			<-f.queries
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -199,19 +275,19 @@ func (f *fleet) read(ctx context.Context) (fleetView, error) {
 	}
 	for _, s := range res["up"] {
 		x, _ := s.number()
-		node(s.Metric["instance"]).Up = x == 1
+		node(s.Metric.Instance).Up = x == 1
 	}
 	for _, s := range res["hostlbl"] {
-		n := node(s.Metric["instance"])
-		n.Hostname = cmp.Or(s.Metric["hostname"], s.Metric["Hostname"], n.Hostname)
+		n := node(s.Metric.Instance)
+		n.Hostname = cmp.Or(s.Metric.Hostname, s.Metric.HostnameOld, n.Hostname)
 	}
 	type gpuKey struct{ instance, uuid string }
 	gpus := map[gpuKey]*fleetGPU{}
 	for _, s := range res["info"] {
-		n := node(s.Metric["instance"])
-		n.Driver = s.Metric["driver_version"]
-		idx, _ := strconv.Atoi(s.Metric["gpu"])
-		n.GPUs = append(n.GPUs, fleetGPU{Index: idx, UUID: s.Metric["UUID"], Model: s.Metric["model_name"], MIGMode: s.Metric["mig_mode"]})
+		n := node(s.Metric.Instance)
+		n.Driver = s.Metric.DriverVersion
+		idx, _ := strconv.Atoi(s.Metric.GPU)
+		n.GPUs = append(n.GPUs, fleetGPU{Index: idx, UUID: s.Metric.UUID, Model: s.Metric.ModelName, MIGMode: s.Metric.MIGMode})
 	}
 	for _, n := range nodes {
 		slices.SortFunc(n.GPUs, func(a, b fleetGPU) int { return cmp.Compare(a.Index, b.Index) })
@@ -221,7 +297,7 @@ func (f *fleet) read(ctx context.Context) (fleetView, error) {
 	}
 	each := func(role string, set func(g *fleetGPU, x float64, s promSample)) {
 		for _, s := range res[role] {
-			g := gpus[gpuKey{s.Metric["instance"], s.Metric["UUID"]}]
+			g := gpus[gpuKey{s.Metric.Instance, s.Metric.UUID}]
 			if x, ok := s.number(); ok && g != nil {
 				set(g, x, s)
 			}
@@ -243,11 +319,11 @@ func (f *fleet) read(ctx context.Context) (fleetView, error) {
 		}
 		return &g.Users[i]
 	}
-	each("uprocs", func(g *fleetGPU, x float64, s promSample) { user(g, s.Metric["user"]).Processes = x })
-	each("umem", func(g *fleetGPU, x float64, s promSample) { user(g, s.Metric["user"]).MemMiB = x / (1 << 20) })
+	each("uprocs", func(g *fleetGPU, x float64, s promSample) { user(g, s.Metric.User).Processes = x })
+	each("umem", func(g *fleetGPU, x float64, s promSample) { user(g, s.Metric.User).MemMiB = x / (1 << 20) })
 	each("usince", func(g *fleetGPU, x float64, s promSample) {
 		if t, ok := unixTime(x); ok {
-			user(g, s.Metric["user"]).Since = &t
+			user(g, s.Metric.User).Since = &t
 		}
 	})
 	for _, n := range nodes {
@@ -309,9 +385,7 @@ func (f *fleet) page(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	defer cancel()
-	v, err := f.read(ctx)
+	v, err := f.view(r.Context())
 	msg, status := "", http.StatusOK
 	if err != nil {
 		msg, status = err.Error(), http.StatusBadGateway
@@ -326,9 +400,7 @@ func (f *fleet) page(w http.ResponseWriter, r *http.Request) {
 
 // json serves "/api/fleet".
 func (f *fleet) json(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	defer cancel()
-	v, err := f.read(ctx)
+	v, err := f.view(r.Context())
 	status := http.StatusOK
 	if err != nil {
 		v.Errors = append(v.Errors, err.Error())

@@ -164,16 +164,6 @@ func promQuery(t *testing.T, f *fleet, q string) []promSample {
 	return s
 }
 
-// waitFor polls until ok, or fails after limit.
-func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(limit); !ok(); time.Sleep(250 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", limit, what)
-		}
-	}
-}
-
 // A lab's fleet: three exporters (two simulated presets, one on the
 // drop-in libnvidia-ml.so.1 with real processes), one real Prometheus with
 // the shipped configuration, the fleet page read from it, the shipped
@@ -239,7 +229,7 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 		nodes[name], exporters[name] = startExporter(t, cmd), cmd
 	}
 	prom := startPrometheus(t, []string{nodes["node-a"], nodes["node-b"], nodes["node-c"]})
-	f := &fleet{prom: prom, client: &http.Client{Timeout: 10 * time.Second}}
+	f := testFleet(prom)
 	waitFor(t, 90*time.Second, "Prometheus did not scrape the three exporters three times each", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

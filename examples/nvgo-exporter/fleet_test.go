@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -12,6 +15,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,9 +48,12 @@ func newFakePrometheus(t *testing.T, answer func(w http.ResponseWriter, query st
 	return p
 }
 
-// testFleet is the fleet page over the Prometheus at u, logging nowhere.
+// testFleet is the fleet page over the Prometheus at u, logging nowhere
+// and sharing no read between views.
 func testFleet(u *url.URL) *fleet {
-	return &fleet{prom: u, client: &http.Client{Timeout: 5 * time.Second}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	f := newFleet(u, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f.shareFor = 0
+	return f
 }
 
 // roleOf is the role of each of the fleet page's queries (fleetQueries
@@ -225,4 +232,153 @@ func freeString(b *bool) string {
 		return "N/A"
 	}
 	return fmt.Sprint(*b)
+}
+
+// An answer over the bound is refused, and read no further than it: the
+// fleet page reads no more than a fleet needs, whatever Prometheus sends.
+func TestAnAnswerOverTheBoundIsRefusedUnread(t *testing.T) {
+	const offered, bound = 256 << 20, 1 << 20
+	for _, declared := range []bool{true, false} {
+		t.Run(map[bool]string{true: "its size declared", false: "streamed"}[declared], func(t *testing.T) {
+			var written atomic.Int64
+			prom := newFakePrometheus(t, func(w http.ResponseWriter, query string) {
+				if roleOf(query) != "info" {
+					oneGPU(nil)(w, query)
+					return
+				}
+				if declared {
+					w.Header().Set("Content-Length", fmt.Sprint(offered))
+				}
+				chunk := []byte(strings.Repeat(" ", 64<<10))
+				for written.Load() < offered {
+					n, err := w.Write(chunk)
+					written.Add(int64(n))
+					if err != nil {
+						return
+					}
+				}
+			})
+			f := testFleet(prom.url)
+			f.maxAnswer = bound
+			rec := httptest.NewRecorder()
+			f.json(rec, httptest.NewRequest("GET", "/api/fleet", nil))
+			if body := rec.Body.String(); rec.Code != http.StatusBadGateway || !strings.Contains(body, "nvgo_gpu_info") ||
+				!strings.Contains(body, "over 1 MiB, more than a fleet of some 20,000 GPUs needs") {
+				t.Errorf("status %d, body %q; want 502 naming the query and the bound", rec.Code, body)
+			}
+			// What the sockets' buffers take beyond what was read is some
+			// MiB; 64 MiB is what the page read before it had a bound.
+			if n := written.Load(); n >= 32<<20 {
+				t.Errorf("Prometheus wrote %d MiB before the page gave up; want little more than the bound, 1 MiB", n>>20)
+			}
+		})
+	}
+}
+
+// Views share one read: those that come while it runs wait for it, and
+// those within shareFor after it get it; at most maxQueries queries run at
+// once. A view whose client leaves stops waiting.
+func TestViewsShareOneReadAndItsQueriesAreBounded(t *testing.T) {
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
+	prom := newFakePrometheus(t, func(w http.ResponseWriter, query string) {
+		<-release
+		oneGPU(nil)(w, query)
+	})
+	t.Cleanup(releaseAll) // before the server's Close, which waits for its answers
+	f := testFleet(prom.url)
+	f.shareFor = 3 * time.Second
+	var mu sync.Mutex
+	now := time.Unix(1_700_000_000, 0)
+	f.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+
+	const views = 20
+	codes := make(chan int, views)
+	var wg sync.WaitGroup
+	for i := range views {
+		wg.Go(func() {
+			rec := httptest.NewRecorder()
+			if i%2 == 0 {
+				f.page(rec, httptest.NewRequest("GET", "/", nil))
+			} else {
+				f.json(rec, httptest.NewRequest("GET", "/api/fleet", nil))
+			}
+			codes <- rec.Code
+		})
+	}
+	waitFor(t, 10*time.Second, "the queries did not reach Prometheus", func() bool { return prom.running.Load() >= maxQueries })
+	never(t, 100*time.Millisecond, fmt.Sprintf("more than %d queries ran at once", maxQueries), func() bool { return prom.running.Load() > maxQueries })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := f.view(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("a view whose client left: %v; want it to stop waiting", err)
+	}
+	releaseAll()
+	wg.Wait()
+	close(codes)
+	for code := range codes {
+		if code != http.StatusOK {
+			t.Errorf("a view answered %d; want 200", code)
+		}
+	}
+	read := int64(len(fleetQueries))
+	if got := prom.queries.Load(); got != read {
+		t.Errorf("%d views ran %d queries; want one read's, %d", views, got, read)
+	}
+	if got := prom.mostRunning.Load(); got > maxQueries {
+		t.Errorf("%d queries ran at once; want at most %d", got, maxQueries)
+	}
+
+	later := func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(d)
+	}
+	later(f.shareFor - time.Millisecond)
+	getFleetJSON(t, f)
+	if got := prom.queries.Load(); got != read {
+		t.Errorf("a view within %s of the read ran %d queries more; want none", f.shareFor, got-read)
+	}
+	later(time.Millisecond)
+	getFleetJSON(t, f)
+	if got := prom.queries.Load(); got != 2*read {
+		t.Errorf("a view %s after the read ran %d queries; want a new read, %d", f.shareFor, got-read, read)
+	}
+}
+
+// answerAll is a RoundTripper that answers every request with body.
+type answerAll []byte
+
+func (b answerAll) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Header: http.Header{}, Request: r,
+		Body: io.NopCloser(bytes.NewReader(b)), ContentLength: int64(len(b))}, nil
+}
+
+// Whatever Prometheus answers, "/api/fleet" is JSON, with a 200 or a 502,
+// and the page is written: never a crash, an empty body or a cut one.
+func FuzzTheFleetPageReadsAnyAnswer(f *testing.F) {
+	for _, values := range []map[string]string{nil, {"util": "+Inf"}, {"usince": "1e300"}, {"gpufree": "NaN"}} {
+		rec := httptest.NewRecorder()
+		oneGPU(values)(rec, fleetQueries["info"])
+		f.Add(rec.Body.Bytes())
+	}
+	f.Add([]byte(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"instance":"a","UUID":"u"},"value":[1,"-Inf"]}]}}`))
+	f.Add([]byte(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,2]}]}}`))
+	f.Add([]byte(`{"status":"error","error":"\u0000"}`))
+	f.Fuzz(func(t *testing.T, answer []byte) {
+		fl := testFleet(&url.URL{Scheme: "http", Host: "prometheus.invalid"})
+		fl.client = &http.Client{Transport: answerAll(answer)}
+		rec := httptest.NewRecorder()
+		fl.json(rec, httptest.NewRequest("GET", "/api/fleet", nil))
+		if rec.Code != http.StatusOK && rec.Code != http.StatusBadGateway || !json.Valid(rec.Body.Bytes()) {
+			t.Fatalf("/api/fleet: status %d, body %q; want 200 or 502 and JSON", rec.Code, rec.Body.String())
+		}
+		rec = httptest.NewRecorder()
+		fl.page(rec, httptest.NewRequest("GET", "/", nil))
+		if rec.Code != http.StatusOK && rec.Code != http.StatusBadGateway || !strings.HasSuffix(rec.Body.String(), "</html>\n") {
+			t.Fatalf("/: status %d, body %q; want 200 or 502 and a whole page", rec.Code, rec.Body.String())
+		}
+	})
 }

@@ -5,8 +5,9 @@
 // also serves the node's page ("/", and "/api/node" as JSON).
 //
 // With --prometheus URL it is the fleet page instead: every node's GPUs,
-// users and free GPUs, read from that Prometheus server's HTTP API at each
-// request; it then reads no GPU.
+// users and free GPUs, read from that Prometheus server's HTTP API when a
+// view asks (views within a few seconds share one read, and answers are
+// bounded in size); it then reads no GPU.
 //
 // Utilization is the mean since the previous scrape, from the driver's
 // sample buffers read by nvgo's accumulator every --interval, not the last
@@ -183,7 +184,7 @@ func handler(ctx context.Context, o *options, log *slog.Logger) (http.Handler, f
 	mux := http.NewServeMux()
 	if o.prometheus != "" {
 		u, _ := url.Parse(o.prometheus)
-		f := &fleet{prom: u, client: &http.Client{Timeout: 10 * time.Second}, log: log}
+		f := newFleet(u, log)
 		mux.HandleFunc("/", f.page)
 		mux.HandleFunc("/api/fleet", f.json)
 		return mux, func() {}, nil
