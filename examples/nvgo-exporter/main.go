@@ -44,8 +44,8 @@ import (
 // usage is the --help text.
 var usage = fmt.Sprintf(`usage: nvgo-exporter [--listen ADDR] [--simulate NAME|FILE] [--hostname NAME]
                      [--per-process [--per-process-max N]]
-                     [--interval DURATION]
-       nvgo-exporter --prometheus URL [--listen ADDR]
+                     [--interval DURATION] [--max-connections N]
+       nvgo-exporter --prometheus URL [--listen ADDR] [--max-connections N]
 
 Serves this node's NVIDIA GPU metrics to Prometheus at /metrics, with
 dcgm-exporter's names, units and labels (DCGM_FI_DEV_GPU_UTIL, ...), and
@@ -73,6 +73,9 @@ options:
   --interval DURATION   how often the driver's samples are read into the
                         means (default 1s)
   --prometheus URL      serve the fleet page from this Prometheus server
+  --max-connections N   most client connections held open (default 256,
+                        fewer where the open-file limit is low); past it
+                        the connection idle the longest is closed
   -h, --help            show this help
 
 exit status: 0 stopped by SIGINT, SIGTERM or SIGHUP (there is nothing to
@@ -86,6 +89,7 @@ type options struct {
 	perProcess                                        bool
 	maxProcesses                                      int
 	interval                                          time.Duration
+	maxConns                                          int
 }
 
 // parseArgs reads the flags; -flag, --flag and --flag=value all work.
@@ -100,6 +104,7 @@ func parseArgs(args []string) (*options, error) {
 	fs.BoolVar(&o.perProcess, "per-process", false, "")
 	fs.IntVar(&o.maxProcesses, "per-process-max", 500, "")
 	fs.DurationVar(&o.interval, "interval", time.Second, "")
+	fs.IntVar(&o.maxConns, "max-connections", defaultLimits.maxConns, "")
 	if err := tool.ParseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -116,6 +121,8 @@ func parseArgs(args []string) (*options, error) {
 		return nil, fmt.Errorf("--per-process-max %d: want 0 or more", o.maxProcesses)
 	case o.interval < 10*time.Millisecond:
 		return nil, fmt.Errorf("--interval %s: want at least 10ms", o.interval)
+	case o.maxConns < 1:
+		return nil, fmt.Errorf("--max-connections %d: want 1 or more", o.maxConns)
 	case o.prometheus != "" && (o.simulate != "" || o.perProcess):
 		return nil, errors.New("--prometheus serves the fleet page and reads no GPU: leave out --simulate and --per-process")
 	case tool.Given(fs, "prometheus"):
@@ -158,13 +165,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		fmt.Fprintf(stderr, "nvgo-exporter: %v\n", err)
 		return 1
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
-	log.Info("serving", "addr", ln.Addr().String(), "fleet", o.prometheus != "")
+	limits := defaultLimits
+	fileLimit, known := openFileLimit()
+	limits.maxConns = connBound(o.maxConns, fileLimit, known, log)
+	conns := limitConns(ln, limits.maxConns)
+	srv := newServer(mux, limits, conns, log)
+	log.Info("serving", "addr", ln.Addr().String(), "fleet", o.prometheus != "", "max_connections", limits.maxConns)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(conns) }()
 	select {
 	case err := <-done:
 		fmt.Fprintf(stderr, "nvgo-exporter: %v\n", err)
