@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -125,14 +127,17 @@ func TestIdleClientsCannotLockOutTheNext(t *testing.T) {
 	resp.Body.Close()
 	waitFor(t, 10*time.Second, fmt.Sprintf("the server holds %d connections; want at most %d", conns.open(), bound),
 		func() bool { return conns.open() <= bound })
-	closed := 0
-	for _, c := range open[:idle-bound] {
-		if closedWithin(c, 5*time.Second) {
-			closed++
-		}
+	// Which are left is not told: a connection counts as idle from when
+	// the server marks it so, which can come well after its client read
+	// the answer.
+	closed := make([]bool, idle)
+	var wg sync.WaitGroup
+	for i, c := range open {
+		wg.Go(func() { closed[i] = closedWithin(c, 2*time.Second) })
 	}
-	if closed != idle-bound {
-		t.Errorf("%d of the %d oldest idle connections closed; want all", closed, idle-bound)
+	wg.Wait()
+	if n := len(slices.DeleteFunc(closed, func(b bool) bool { return !b })); n < idle-bound {
+		t.Errorf("%d of %d idle connections closed; want all but at most %d", n, idle, bound)
 	}
 }
 
