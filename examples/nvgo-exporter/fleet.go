@@ -58,7 +58,7 @@ const (
 )
 
 // errAnswerTooLarge is an answer over maxAnswer.
-var errAnswerTooLarge = errors.New("the answer is larger than the fleet page reads")
+var errAnswerTooLarge = errors.New("the answer is too large")
 
 // newFleet reads the fleet from the Prometheus server at prom.
 func newFleet(prom *url.URL, log *slog.Logger) *fleet {
@@ -128,7 +128,7 @@ func (f *fleet) query(ctx context.Context, q string) ([]promSample, error) {
 		return nil, fmt.Errorf("querying Prometheus: %w", err)
 	}
 	defer resp.Body.Close()
-	tooLarge := fmt.Errorf("querying Prometheus: %s: %w: over %d MiB, more than a fleet of some 20,000 GPUs needs",
+	tooLarge := fmt.Errorf("querying Prometheus: %s: %w (over %d MiB): more than a fleet of some 20,000 GPUs needs",
 		q, errAnswerTooLarge, f.maxAnswer>>20)
 	if resp.ContentLength > f.maxAnswer {
 		return nil, tooLarge

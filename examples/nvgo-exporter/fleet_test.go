@@ -263,13 +263,16 @@ func TestAnAnswerOverTheBoundIsRefusedUnread(t *testing.T) {
 			rec := httptest.NewRecorder()
 			f.json(rec, httptest.NewRequest("GET", "/api/fleet", nil))
 			if body := rec.Body.String(); rec.Code != http.StatusBadGateway || !strings.Contains(body, "nvgo_gpu_info") ||
-				!strings.Contains(body, "over 1 MiB, more than a fleet of some 20,000 GPUs needs") {
+				!strings.Contains(body, "the answer is too large (over 1 MiB): more than a fleet of some 20,000 GPUs needs") {
 				t.Errorf("status %d, body %q; want 502 naming the query and the bound", rec.Code, body)
 			}
 			// What the sockets' buffers take beyond what was read is some
 			// MiB; 64 MiB is what the page read before it had a bound.
 			if n := written.Load(); n >= 32<<20 {
 				t.Errorf("Prometheus wrote %d MiB before the page gave up; want little more than the bound, 1 MiB", n>>20)
+			}
+			if _, err := f.query(context.Background(), fleetQueries["info"]); !errors.Is(err, errAnswerTooLarge) {
+				t.Errorf("the query alone: %v; want errAnswerTooLarge", err)
 			}
 		})
 	}
