@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nvgo/nvgo"
 )
@@ -26,6 +24,7 @@ func TestBadArgumentsAreOneLineAndExit2(t *testing.T) {
 		{[]string{"--hostname-label", "host"}, `--hostname-label "host": want hostname or Hostname`},
 		{[]string{"--per-process-max", "-1"}, "--per-process-max -1: want 0 or more"},
 		{[]string{"--interval", "1ms"}, "--interval 1ms: want at least 10ms"},
+		{[]string{"--max-connections", "0"}, "--max-connections 0: want 1 or more"},
 		{[]string{"--prometheus", "localhost:9090"}, `--prometheus "localhost:9090": want an http:// or https:// URL`},
 		{[]string{"--prometheus", "http://p:9090", "--simulate", "dgx-h100"}, "--prometheus serves the fleet page and reads no GPU"},
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
@@ -53,7 +52,7 @@ func TestHelpGoesToStdout(t *testing.T) {
 	if code := run(context.Background(), []string{"--help"}, &stdout, &stderr, nil); code != 0 {
 		t.Errorf("exit %d; want 0", code)
 	}
-	for _, want := range []string{"--listen ADDR", "--prometheus URL", "--per-process-max", "nvgo_gpu_processes", "means since the previous scrape"} {
+	for _, want := range []string{"--listen ADDR", "--prometheus URL", "--per-process-max", "--max-connections", "nvgo_gpu_processes", "means since the previous scrape"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("--help lacks %q", want)
 		}
@@ -85,7 +84,7 @@ func TestTheFleetPageSaysWhatPrometheusDidWrong(t *testing.T) {
 			}))
 			defer prom.Close()
 			u, _ := url.Parse(prom.URL)
-			f := &fleet{prom: u, client: &http.Client{Timeout: 5 * time.Second}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			f := testFleet(u)
 			rec := httptest.NewRecorder()
 			f.page(rec, httptest.NewRequest("GET", "/", nil))
 			if rec.Code != http.StatusBadGateway || !strings.Contains(rec.Body.String(), tt.want) {
@@ -97,8 +96,7 @@ func TestTheFleetPageSaysWhatPrometheusDidWrong(t *testing.T) {
 		})
 	}
 	t.Run("unreachable", func(t *testing.T) {
-		f := &fleet{prom: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}, client: &http.Client{Timeout: 5 * time.Second},
-			log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		f := testFleet(&url.URL{Scheme: "http", Host: "127.0.0.1:1"})
 		rec := httptest.NewRecorder()
 		f.json(rec, httptest.NewRequest("GET", "/api/fleet", nil))
 		if rec.Code != http.StatusBadGateway || !strings.Contains(rec.Body.String(), "querying Prometheus") {

@@ -3,8 +3,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"testing"
@@ -77,14 +79,7 @@ func BenchmarkScrape(b *testing.B) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(newCollector(s.r, "hostname", false, 500))
 	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-	scrape := func() int {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-		if rec.Code != 200 {
-			b.Fatalf("scrape: %d %s", rec.Code, rec.Body)
-		}
-		return rec.Body.Len()
-	}
+	scrape := func() int { return scrapeOK(b, h, s.fleet.Count()) }
 	floor := func() {
 		if _, err := s.lib.Snapshot(context.Background(), nvgo.WithDevices(s.r.devices...), nvgo.WithFields(snapshotFields)); err != nil {
 			b.Fatal(err)
@@ -123,8 +118,26 @@ func BenchmarkScrape(b *testing.B) {
 	b.ReportMetric(float64(allocs)/n, "allocs/scrape")
 	b.ReportMetric(float64(floorCPU.Microseconds())/1000/n, "floor-cpu-ms")
 	b.ReportMetric(float64(floorAllocs)/n, "floor-allocs")
-	b.ReportMetric(float64(cpu)/float64(floorCPU), "x-floor")
+	b.ReportMetric(float64(cpu)/float64(max(floorCPU, 1)), "x-floor")
 	b.ReportMetric(float64(size), "bytes/scrape")
+}
+
+// upLine is in a scrape that read the driver (of the node "bench"), and
+// infoLine starts each GPU's nvgo_gpu_info.
+var upLine, infoLine = []byte("\nnvgo_up{hostname=\"bench\"} 1\n"), []byte("\nnvgo_gpu_info{")
+
+// scrapeOK scrapes h once and returns the answer's size. A scrape that
+// fails, did not read the driver, or lacks one of the fleet's gpus GPUs
+// fails the benchmark, which would otherwise measure failures.
+func scrapeOK(b *testing.B, h http.Handler, gpus int) int {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.Bytes()
+	if rec.Code != http.StatusOK || !bytes.Contains(body, upLine) || bytes.Count(body, infoLine) != gpus {
+		b.Fatalf("a failed scrape: status %d, nvgo_up 1 present %v, %d of %d GPUs:\n%.2000s",
+			rec.Code, bytes.Contains(body, upLine), bytes.Count(body, infoLine), gpus, body)
+	}
+	return len(body)
 }
 
 // rss is this process's resident set size, in bytes.
@@ -165,8 +178,7 @@ func BenchmarkScrapeMemory(b *testing.B) {
 		ch := r.acc.Updated()
 		clock.Advance(time.Second)
 		<-ch
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		scrapeOK(b, h, fleet.Count())
 	}
 	for i := range 200 {
 		scrape(i)

@@ -52,6 +52,7 @@ var servedFamilies = []string{
 	"nvgo_scrape_duration_seconds",
 	"nvgo_gpu_info",
 	"nvgo_gpu_processes",
+	"nvgo_gpu_free",
 	"nvgo_gpu_user_processes",
 	"nvgo_gpu_user_memory_used_bytes",
 	"nvgo_gpu_user_start_time_seconds",

@@ -31,7 +31,7 @@ import (
 // TestMain lets the test binary run as the exporter (nvgotest.Program).
 func TestMain(m *testing.M) {
 	nvgotest.RunMainIfAsked(func(args []string) int {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 		defer stop()
 		return run(ctx, args, os.Stdout, os.Stderr, nil)
 	})
@@ -81,7 +81,8 @@ func startExporter(t *testing.T, cmd *exec.Cmd) string {
 	}
 }
 
-// freePort returns a loopback address that was free a moment ago.
+// freePort returns a loopback address that was free a moment ago: another
+// process may take it before it is bound (startPrometheus tries again).
 func freePort(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -106,8 +107,18 @@ func getJSON(t *testing.T, u string, v any) {
 }
 
 // startPrometheus runs Debian's prometheus with the shipped configuration,
-// its intervals cut to 1 s, scraping targets; it returns its URL.
+// its intervals cut to 1 s, scraping targets, on a free port; it returns
+// its URL once it is ready.
 func startPrometheus(t *testing.T, targets []string) *url.URL {
+	t.Helper()
+	return startPrometheusOn(t, targets, func() string { return freePort(t) })
+}
+
+// startPrometheusOn is startPrometheus on the addresses port gives: it
+// cannot be told to take a free port itself (and say which), so a port
+// taken between port's probe and prometheus's bind is tried again with
+// another, up to five times.
+func startPrometheusOn(t *testing.T, targets []string, port func() string) *url.URL {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -128,28 +139,72 @@ func startPrometheus(t *testing.T, targets []string) *url.URL {
 			t.Fatal(err)
 		}
 	}
-	addr := freePort(t)
-	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
-	cmd.Dir = dir
-	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-		logf.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logf.Name())
-			t.Logf("prometheus's log:\n%s", b)
+	for attempt := 1; ; attempt++ {
+		addr := port()
+		logName := filepath.Join(dir, fmt.Sprintf("prometheus-%d.log", attempt))
+		logf, err := os.Create(logName)
+		if err != nil {
+			t.Fatal(err)
 		}
+		cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
+			"--web.listen-address="+addr, "--log.level=warn")
+		cmd.Dir, cmd.Stdout, cmd.Stderr = dir, logf, logf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); logf.Close(); close(exited) }()
+		stop := func() { cmd.Process.Signal(syscall.SIGTERM); <-exited }
+		if promReady(t, addr, filepath.Join(dir, "data"), exited) {
+			t.Cleanup(func() {
+				stop()
+				if t.Failed() {
+					b, _ := os.ReadFile(logName)
+					t.Logf("prometheus's log:\n%s", b)
+				}
+			})
+			return &url.URL{Scheme: "http", Host: addr}
+		}
+		stop()
+		b, _ := os.ReadFile(logName)
+		if !strings.Contains(string(b), "address already in use") || attempt == 5 {
+			t.Fatalf("prometheus on %s did not start (attempt %d):\n%s", addr, attempt, b)
+		}
+		t.Logf("prometheus: %s was taken; trying another port", addr)
+	}
+}
+
+// promReady polls addr until the prometheus storing in tsdb answers there,
+// ready (true), or it exits (false), for at most a minute. Its storage
+// path tells it from another Prometheus that has taken the port.
+func promReady(t *testing.T, addr, tsdb string, exited <-chan struct{}) bool {
+	t.Helper()
+	client := &http.Client{Timeout: time.Second}
+	ready := false
+	waitFor(t, time.Minute, "prometheus neither got ready nor exited", func() bool {
+		select {
+		case <-exited:
+			return true
+		default:
+		}
+		resp, err := client.Get("http://" + addr + "/-/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		var flags struct {
+			Data map[string]string `json:"data"`
+		}
+		if resp.StatusCode == http.StatusOK {
+			if resp, err = client.Get("http://" + addr + "/api/v1/status/flags"); err == nil {
+				json.NewDecoder(resp.Body).Decode(&flags)
+				resp.Body.Close()
+			}
+		}
+		ready = flags.Data["storage.tsdb.path"] == tsdb
+		return ready
 	})
-	return &url.URL{Scheme: "http", Host: addr}
+	return ready
 }
 
 // promQuery runs q on the server, failing the test on an error.
@@ -162,16 +217,6 @@ func promQuery(t *testing.T, f *fleet, q string) []promSample {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return s
-}
-
-// waitFor polls until ok, or fails after limit.
-func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(limit); !ok(); time.Sleep(250 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", limit, what)
-		}
-	}
 }
 
 // A lab's fleet: three exporters (two simulated presets, one on the
@@ -239,7 +284,7 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 		nodes[name], exporters[name] = startExporter(t, cmd), cmd
 	}
 	prom := startPrometheus(t, []string{nodes["node-a"], nodes["node-b"], nodes["node-c"]})
-	f := &fleet{prom: prom, client: &http.Client{Timeout: 10 * time.Second}}
+	f := testFleet(prom)
 	waitFor(t, 90*time.Second, "Prometheus did not scrape the three exporters three times each", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -278,11 +323,11 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 				if fg.UUID != g.UUID || fg.Model != g.Name {
 					t.Errorf("GPU %d: %s %q on the fleet page; %s %q on the node", i, fg.UUID, fg.Model, g.UUID, g.Name)
 				}
-				if g.Free() {
+				if g.IsFree() {
 					free++
 				}
-				if g.Free() != fg.Free() {
-					t.Errorf("GPU %d: free %v on the fleet page, %v on the node", i, fg.Free(), g.Free())
+				if freeString(g.Free) != freeString(fg.Free) || g.State() != fg.State() {
+					t.Errorf("GPU %d: free %s (%s) on the fleet page, %s (%s) on the node", i, freeString(fg.Free), fg.State(), freeString(g.Free), g.State())
 				}
 				used, ok := g.Metrics["memory_used"]
 				if fg.MemUsedMiB == nil || !ok || math.Abs(*fg.MemUsedMiB-used/(1<<20)) > 1 {
@@ -309,6 +354,12 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 			}
 			if free != fn.Free {
 				t.Errorf("%d free GPUs on the fleet page, %d on the node", fn.Free, free)
+			}
+			if fn.Hostname == "node-b" { // dgx-a100-mig: GPU 1 has MIG on and no MIG devices
+				if g, fg := nv.GPUs[1], fn.GPUs[1]; g.MIGMode != "enabled" || len(g.MIGs) != 0 || g.IsFree() || fg.IsFree() || fg.State() != "no MIG devices" {
+					t.Errorf("node-b GPU 1 (MIG %s, %d MIG devices): free on the node %s, on the fleet page %s (%s); want not free, no MIG devices",
+						g.MIGMode, len(g.MIGs), freeString(g.Free), freeString(fg.Free), fg.State())
+				}
 			}
 			if fn.Hostname == "node-c" {
 				for gpu, n := range onGPU {
@@ -375,8 +426,14 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 		if len(after.Nodes) != 3 {
 			t.Errorf("%d nodes after node-a stopped; want 3, one down", len(after.Nodes))
 		}
-		if after.GPUs != fv.GPUs-8 {
-			t.Errorf("%d GPUs after node-a stopped; want the other nodes' %d", after.GPUs, fv.GPUs-8)
+		others := fv.GPUs
+		for _, n := range fv.Nodes {
+			if n.Hostname == "node-a" {
+				others -= len(n.GPUs)
+			}
+		}
+		if others == fv.GPUs || after.GPUs != others {
+			t.Errorf("%d GPUs after node-a stopped; want the other nodes' %d", after.GPUs, others)
 		}
 	})
 }
@@ -422,4 +479,29 @@ func browse(t *testing.T, u string) (string, string) {
 	text := tagRE.ReplaceAllString(string(dom), " ")
 	text = strings.Join(strings.Fields(strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "&#39;", "'", "&quot;", `"`).Replace(text)), " ")
 	return text, shot
+}
+
+// A port taken between the probe and prometheus's bind costs a retry, not
+// the test.
+func TestPrometheusStartsWhenItsPortIsTakenMeanwhile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus twice")
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	ports := []string{taken.Addr().String()}
+	prom := startPrometheusOn(t, nil, func() string {
+		if len(ports) > 0 {
+			p := ports[0]
+			ports = ports[1:]
+			return p
+		}
+		return freePort(t)
+	})
+	if prom.Host == taken.Addr().String() {
+		t.Errorf("prometheus at %s, the taken port", prom.Host)
+	}
 }

@@ -5,8 +5,9 @@
 // also serves the node's page ("/", and "/api/node" as JSON).
 //
 // With --prometheus URL it is the fleet page instead: every node's GPUs,
-// users and free GPUs, read from that Prometheus server's HTTP API at each
-// request; it then reads no GPU.
+// users and free GPUs, read from that Prometheus server's HTTP API when a
+// view asks (views within a few seconds share one read, and answers are
+// bounded in size); it then reads no GPU.
 //
 // Utilization is the mean since the previous scrape, from the driver's
 // sample buffers read by nvgo's accumulator every --interval, not the last
@@ -43,12 +44,13 @@ import (
 // usage is the --help text.
 var usage = fmt.Sprintf(`usage: nvgo-exporter [--listen ADDR] [--simulate NAME|FILE] [--hostname NAME]
                      [--per-process [--per-process-max N]]
-                     [--interval DURATION]
-       nvgo-exporter --prometheus URL [--listen ADDR]
+                     [--interval DURATION] [--max-connections N]
+       nvgo-exporter --prometheus URL [--listen ADDR] [--max-connections N]
 
 Serves this node's NVIDIA GPU metrics to Prometheus at /metrics, with
 dcgm-exporter's names, units and labels (DCGM_FI_DEV_GPU_UTIL, ...), and
-nvgo's own families: nvgo_gpu_processes (0: the GPU is free),
+nvgo's own families: nvgo_gpu_free (1: nobody uses the GPU and work can run
+on it; a GPU with MIG on needs MIG devices, all free), nvgo_gpu_processes,
 nvgo_gpu_user_processes, nvgo_gpu_user_memory_used_bytes and
 nvgo_gpu_user_start_time_seconds per user, nvgo_gpu_info, nvgo_up. GPU and
 memory utilization are means since the previous scrape. "/" is the node's
@@ -71,9 +73,13 @@ options:
   --interval DURATION   how often the driver's samples are read into the
                         means (default 1s)
   --prometheus URL      serve the fleet page from this Prometheus server
+  --max-connections N   most client connections held open (default 256,
+                        fewer where the open-file limit is low); past it
+                        the connection idle the longest is closed
   -h, --help            show this help
 
-exit status: 0 stopped by SIGINT or SIGTERM; 1 no usable NVIDIA driver (one
+exit status: 0 stopped by SIGINT, SIGTERM or SIGHUP (there is nothing to
+reload: SIGHUP stops it as SIGTERM does); 1 no usable NVIDIA driver (one
 line says why), cannot listen, or a bad --simulate file; 2 bad arguments
 `, tool.SimulateHelp("  --simulate NAME|FILE  ", "serve", "or a scenario JSON file; its clock follows real time"))
 
@@ -83,6 +89,7 @@ type options struct {
 	perProcess                                        bool
 	maxProcesses                                      int
 	interval                                          time.Duration
+	maxConns                                          int
 }
 
 // parseArgs reads the flags; -flag, --flag and --flag=value all work.
@@ -97,6 +104,7 @@ func parseArgs(args []string) (*options, error) {
 	fs.BoolVar(&o.perProcess, "per-process", false, "")
 	fs.IntVar(&o.maxProcesses, "per-process-max", 500, "")
 	fs.DurationVar(&o.interval, "interval", time.Second, "")
+	fs.IntVar(&o.maxConns, "max-connections", defaultLimits.maxConns, "")
 	if err := tool.ParseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -113,6 +121,8 @@ func parseArgs(args []string) (*options, error) {
 		return nil, fmt.Errorf("--per-process-max %d: want 0 or more", o.maxProcesses)
 	case o.interval < 10*time.Millisecond:
 		return nil, fmt.Errorf("--interval %s: want at least 10ms", o.interval)
+	case o.maxConns < 1:
+		return nil, fmt.Errorf("--max-connections %d: want 1 or more", o.maxConns)
 	case o.prometheus != "" && (o.simulate != "" || o.perProcess):
 		return nil, errors.New("--prometheus serves the fleet page and reads no GPU: leave out --simulate and --per-process")
 	case tool.Given(fs, "prometheus"):
@@ -124,8 +134,14 @@ func parseArgs(args []string) (*options, error) {
 	return o, nil
 }
 
+// stopSignals stop the exporter gracefully (in-flight scrapes finish, exit
+// 0). SIGHUP is one of them: the exporter has nothing to reload, and a
+// hang-up (a closed terminal, a supervisor's "reload") must not kill it
+// with 129 mid-scrape.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
 	stop()
 	os.Exit(code)
@@ -149,13 +165,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		fmt.Fprintf(stderr, "nvgo-exporter: %v\n", err)
 		return 1
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
-	log.Info("serving", "addr", ln.Addr().String(), "fleet", o.prometheus != "")
+	limits := defaultLimits
+	fileLimit, known := openFileLimit()
+	limits.maxConns = connBound(o.maxConns, fileLimit, known, log)
+	conns := limitConns(ln, limits.maxConns)
+	srv := newServer(mux, limits, conns, log)
+	log.Info("serving", "addr", ln.Addr().String(), "fleet", o.prometheus != "", "max_connections", limits.maxConns)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(conns) }()
 	select {
 	case err := <-done:
 		fmt.Fprintf(stderr, "nvgo-exporter: %v\n", err)
@@ -175,7 +195,7 @@ func handler(ctx context.Context, o *options, log *slog.Logger) (http.Handler, f
 	mux := http.NewServeMux()
 	if o.prometheus != "" {
 		u, _ := url.Parse(o.prometheus)
-		f := &fleet{prom: u, client: &http.Client{Timeout: 10 * time.Second}, log: log}
+		f := newFleet(u, log)
 		mux.HandleFunc("/", f.page)
 		mux.HandleFunc("/api/fleet", f.json)
 		return mux, func() {}, nil

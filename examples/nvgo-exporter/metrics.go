@@ -82,7 +82,7 @@ type collector struct {
 	timeout      time.Duration
 
 	families                               []family
-	up, duration, info, processes          *prometheus.Desc
+	up, duration, info, processes, free    *prometheus.Desc
 	userProcs, userMem, userSince          *prometheus.Desc
 	procMem, procSM, procLimit, procDroppd *prometheus.Desc
 
@@ -147,7 +147,8 @@ func newCollector(r *reader, hostLabel string, perProcess bool, maxProcesses int
 	c.duration = prometheus.NewDesc("nvgo_scrape_duration_seconds", "How long this scrape took to read the driver and the host's processes.", host, nil)
 	c.info = prometheus.NewDesc("nvgo_gpu_info", "Always 1: the GPU's model, driver version, CUDA driver version and MIG mode as labels.",
 		append(labels[:len(labels):len(labels)], "model_name", "driver_version", "cuda_version", "mig_mode"), nil)
-	c.processes = prometheus.NewDesc("nvgo_gpu_processes", "Processes on the GPU (with MIG, on the GPU and every MIG device); 0 means the GPU is free.", labels, nil)
+	c.processes = prometheus.NewDesc("nvgo_gpu_processes", "Processes on the GPU (with MIG, on the GPU and every MIG device); whether it is free is nvgo_gpu_free (a GPU with MIG on and no MIG devices has none and is not free).", labels, nil)
+	c.free = prometheus.NewDesc("nvgo_gpu_free", "1 when nobody uses the GPU or MIG device and work can run on it, else 0: nvgo's one definition of free (a GPU with MIG on needs MIG devices, all free). No sample when it cannot be told.", labels, nil)
 	user := append(labels[:len(labels):len(labels)], "user")
 	c.userProcs = prometheus.NewDesc("nvgo_gpu_user_processes", "Processes of the user on the GPU.", user, nil)
 	c.userMem = prometheus.NewDesc("nvgo_gpu_user_memory_used_bytes", "GPU memory used by the user's processes on the GPU (the part the driver reports).", user, nil)
@@ -167,7 +168,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, f := range c.families {
 		ch <- f.desc
 	}
-	for _, d := range []*prometheus.Desc{c.up, c.duration, c.info, c.processes, c.userProcs, c.userMem, c.userSince} {
+	for _, d := range []*prometheus.Desc{c.up, c.duration, c.info, c.processes, c.free, c.userProcs, c.userMem, c.userSince} {
 		ch <- d
 	}
 	if c.perProcess {
@@ -319,6 +320,7 @@ func (e *emitter) emit(v *nodeView) {
 		if g.ProcessesErr == "" {
 			e.send(c.processes, gauge, float64(n), c.labels.pairs(c.nvgoNames, labels))
 		}
+		e.sendFree(g, labels)
 		s, d := e.emitProcesses(g, labels, served)
 		served, dropped = served+s, dropped+d
 		for j := range g.MIGs {
@@ -335,6 +337,7 @@ func (e *emitter) emit(v *nodeView) {
 			if m.ProcessesErr == "" {
 				e.send(c.processes, gauge, float64(len(m.Processes)), c.labels.pairs(c.nvgoNames, ml))
 			}
+			e.sendFree(m, ml)
 			s, d := e.emitProcesses(m, ml, served)
 			served, dropped = served+s, dropped+d
 		}
@@ -343,6 +346,19 @@ func (e *emitter) emit(v *nodeView) {
 		e.send(c.procLimit, gauge, float64(c.maxProcesses), hostPairs)
 		e.send(c.procDroppd, gauge, float64(dropped), hostPairs)
 	}
+}
+
+// sendFree sends nvgo_gpu_free of a device with the nvgo labels' values,
+// or nothing when whether it is free is N/A.
+func (e *emitter) sendFree(g *gpuView, labels []string) {
+	if g.Free == nil {
+		return
+	}
+	x := 0.0
+	if *g.Free {
+		x = 1
+	}
+	e.send(e.c.free, prometheus.GaugeValue, x, e.c.labels.pairs(e.c.nvgoNames, labels))
 }
 
 // emitDevice sends the dcgm-exporter families of one device.

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -13,10 +14,12 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
@@ -217,8 +220,8 @@ func TestUsersAndFreeGPUs(t *testing.T) {
 	n.step(1)
 	mfs := gather(t, newCollector(n.r, "Hostname", false, 10))
 	free := 0
-	for _, m := range mfs["nvgo_gpu_processes"].GetMetric() {
-		if valueOf(m) == 0 {
+	for _, m := range mfs["nvgo_gpu_free"].GetMetric() {
+		if valueOf(m) == 1 {
 			free++
 		}
 		if l := labelsOf(m); l["Hostname"] != "node-t" || l["hostname"] != "" {
@@ -232,7 +235,7 @@ func TestUsersAndFreeGPUs(t *testing.T) {
 		}
 	}
 	if free != 8-busy {
-		t.Errorf("%d GPUs with nvgo_gpu_processes 0; want %d", free, 8-busy)
+		t.Errorf("%d GPUs with nvgo_gpu_free 1; want %d", free, 8-busy)
 	}
 	users := map[string]float64{}
 	for _, m := range mfs["nvgo_gpu_user_memory_used_bytes"].GetMetric() {
@@ -258,6 +261,85 @@ func TestUsersAndFreeGPUs(t *testing.T) {
 	if mfs["nvgo_process_gpu_memory_used_bytes"] != nil {
 		t.Error("per-process series served without --per-process")
 	}
+}
+
+// Free is nvgo's one definition ((*nvgo.DeviceSnapshot).Free) in the
+// metrics, the node's JSON and its page alike: a GPU with MIG on and no MIG
+// devices runs nothing and is not free, and a GPU whose process list
+// cannot be read is neither free nor busy (no sample, null, "unknown").
+func TestFreeIsNvgosOneDefinitionEverywhere(t *testing.T) {
+	fleet, err := fakegpu.Preset("dgx-a100-mig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet.GPU(3).Fail("processes", nvml.ERROR_UNKNOWN)
+	n := newTestNodeOn(t, fleet)
+	n.step(1)
+	mfs := gather(t, newCollector(n.r, "hostname", false, 10))
+	p := &pages{r: n.r, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	rec := httptest.NewRecorder()
+	p.nodeJSON(rec, httptest.NewRequest("GET", "/api/node", nil))
+	var v nodeView
+	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	rec = httptest.NewRecorder()
+	p.node(rec, httptest.NewRequest("GET", "/", nil))
+	page := rec.Body.String()
+
+	tests := []struct {
+		name, gpu, instance string
+		free                string // the nvgo_gpu_free sample, "" none
+		state               string
+	}{
+		{"MIG on, one MIG device busy", "0", "", "0", "in use"},
+		{"the busy MIG device", "0", "2", "0", ""},
+		{"an idle MIG device", "0", "3", "1", ""},
+		{"MIG on and no MIG devices", "1", "", "0", "no MIG devices"},
+		{"a process on it", "2", "", "0", "in use"},
+		{"its process list unreadable", "3", "", "", "unknown"},
+		{"nobody on it", "4", "", "1", "free"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ""
+			for _, m := range mfs["nvgo_gpu_free"].GetMetric() {
+				if l := labelsOf(m); l["gpu"] == tt.gpu && l["GPU_I_ID"] == tt.instance {
+					got = fmt.Sprint(valueOf(m))
+				}
+			}
+			if got != tt.free {
+				t.Errorf("nvgo_gpu_free %q; want %q", got, tt.free)
+			}
+			if tt.instance != "" {
+				return
+			}
+			g := v.GPUs[atoi(t, tt.gpu)]
+			want := map[string]*bool{"0": new(false), "1": new(true), "": nil}[tt.free]
+			if (g.Free == nil) != (want == nil) || (want != nil && *g.Free != *want) {
+				t.Errorf("the node's JSON: free %v; want %v", freeString(g.Free), freeString(want))
+			}
+			if g.State() != tt.state || !strings.Contains(page, `">`+tt.state+`</span>`) {
+				t.Errorf("state %q; want %q, on the page too", g.State(), tt.state)
+			}
+		})
+	}
+	if got := valueOf(seriesOf(mfs, "nvgo_gpu_processes", "1")); got != 0 {
+		t.Errorf("GPU 1: nvgo_gpu_processes %v; want 0: nobody uses it, yet it is not free", got)
+	}
+	if !strings.Contains(page, "4 of 8 GPUs free") {
+		t.Errorf("the node page does not say 4 of 8 GPUs free (4 to 7; 3 is unknown):\n%s", page)
+	}
+}
+
+// atoi is s as an int.
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	i, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i
 }
 
 // cmpOr is the user a fake process's host facts name.
@@ -385,6 +467,24 @@ func TestNvgoFamiliesPassTheLinters(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// The nvgo families of deploy_test.go's list, which the dashboard may
+// query, are the ones the exporter serves.
+func TestServedNvgoFamiliesAreServed(t *testing.T) {
+	n := newTestNode(t, "dgx-h100")
+	n.step(1)
+	mfs := gather(t, newCollector(n.r, "hostname", true, 100))
+	for name := range mfs {
+		if strings.HasPrefix(name, "nvgo_") && !slices.Contains(servedFamilies, name) {
+			t.Errorf("the exporter serves %s; deploy_test.go's list lacks it", name)
+		}
+	}
+	for _, name := range servedFamilies {
+		if strings.HasPrefix(name, "nvgo_") && mfs[name] == nil {
+			t.Errorf("deploy_test.go lists %s; the exporter (dgx-h100, --per-process) does not serve it", name)
+		}
 	}
 }
 

@@ -63,24 +63,42 @@ type gpuView struct {
 
 	Processes []processView `json:"processes"`
 	Users     []userView    `json:"users"`
-	// ProcessesErr says why the process list could not be read; the GPU
-	// is then neither free nor busy.
-	ProcessesErr string    `json:"processes_error,omitempty"`
-	MIGs         []gpuView `json:"mig_devices,omitempty"`
+	// ProcessesErr says why the process list could not be read.
+	ProcessesErr string `json:"processes_error,omitempty"`
+	// Free is nvgo's one definition of free ((*nvgo.DeviceSnapshot).Free):
+	// nobody uses the device and work can run on it; a GPU with MIG on is
+	// free when it has MIG devices and all are free. nil (null) when it
+	// cannot be told: the device or a process list could not be read.
+	Free *bool     `json:"free"`
+	MIGs []gpuView `json:"mig_devices,omitempty"`
 }
 
-// Free reports whether nobody uses the GPU: its process list, and those of
-// its MIG devices, were read and are empty (nvgpu's "available").
-func (g *gpuView) Free() bool {
-	if g.Err != "" || g.ProcessesErr != "" || len(g.Processes) > 0 {
-		return false
-	}
+// IsFree reports whether the device is known to be free.
+func (g *gpuView) IsFree() bool { return g.Free != nil && *g.Free }
+
+// State is what the node page says of the device (gpuState).
+func (g *gpuView) State() string {
+	busy := len(g.Processes) > 0
 	for i := range g.MIGs {
-		if !g.MIGs[i].Free() {
-			return false
-		}
+		busy = busy || len(g.MIGs[i].Processes) > 0
 	}
-	return true
+	return gpuState(g.Free, busy, g.MIGMode == "enabled")
+}
+
+// gpuState is what the pages say of a GPU, from whether it is free (nil:
+// unknown), whether a process is on it or on one of its MIG devices, and
+// whether MIG is on: "free", "in use", "unknown", or "no MIG devices" for
+// a GPU with MIG on that nobody uses but where no work can run.
+func gpuState(free *bool, busy, migOn bool) string {
+	switch {
+	case free == nil:
+		return "unknown"
+	case *free:
+		return "free"
+	case !busy && migOn:
+		return "no MIG devices"
+	}
+	return "in use"
 }
 
 // processView is one process on a GPU.
@@ -205,6 +223,9 @@ func gpuOf(ds *nvgo.DeviceSnapshot, mean *nvgo.GPUInterval) gpuView {
 	if ds.ProcessesErr != nil {
 		g.ProcessesErr = ds.ProcessesErr.Error()
 	}
+	if free, ok := ds.Free().Get(); ok {
+		g.Free = &free
+	}
 	g.Processes = processesOf(ds.Processes, mean)
 	g.Users = usersOf(g.Processes)
 	return g
@@ -270,12 +291,16 @@ func usersOf(ps []processView) []userView {
 	return us
 }
 
-// num is v as a float64 through f, or nil when v is N/A.
+// num is v as a float64 through f, or nil when v is N/A or the figure is
+// not finite (JSON has no NaN nor ±Inf).
 func num[T any](v nvgo.Value[T], f func(T) float64) *float64 {
 	x, ok := v.Get()
 	if !ok {
 		return nil
 	}
 	y := f(x)
+	if math.IsNaN(y) || math.IsInf(y, 0) {
+		return nil
+	}
 	return &y
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -71,6 +72,15 @@ var funcs = template.FuncMap{
 		}
 		return ago(now.Sub(*t))
 	},
+	"stateClass": func(state string) string {
+		switch state {
+		case "free":
+			return "free"
+		case "unknown":
+			return "bad"
+		}
+		return "busy"
+	},
 	"pids": func(ps []processView) string {
 		s := make([]string, len(ps))
 		for i, p := range ps {
@@ -138,7 +148,7 @@ var nodePage = template.Must(template.New("node").Funcs(funcs).Parse(`<!DOCTYPE 
 {{range .V.GPUs}}{{$g := .}}<tr>
 <td>{{.Index}}</td><td>{{.Name}}<br><code>{{.BusID}}</code></td>
 {{if .Err}}<td class="bad" colspan="6">{{.Err}}</td>{{else}}
-<td>{{if .Free}}<span class="free">free</span>{{else if .ProcessesErr}}<span class="bad">unknown</span>{{else}}<span class="busy">in use</span>{{end}}</td>
+<td>{{with .State}}<span class="{{stateClass .}}">{{.}}</span>{{end}}</td>
 <td><span class="bar"><i style="width:{{pct (.Metric "gpu_utilization")}}%"></i></span>{{percent (.Metric "gpu_utilization")}}</td>
 <td class="n">{{num (inMiB (.Metric "memory_used")) 0}} / {{num (inMiB (.Metric "memory_total")) 0}}</td>
 <td>{{range .Users}}{{.User}} ({{.Processes}}, {{mib .MemMiB}} MiB)<br>{{end}}</td>
@@ -172,32 +182,53 @@ func (p *pages) node(w http.ResponseWriter, r *http.Request) {
 	v := p.view(r)
 	free := 0
 	for i := range v.GPUs {
-		if v.GPUs[i].Free() {
+		if v.GPUs[i].IsFree() {
 			free++
 		}
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	err := nodePage.Execute(w, struct {
+	writePage(w, p.log, http.StatusOK, nodePage, struct {
 		V       nodeView
 		Free    int
 		Refresh int
 	}{v, free, pageRefresh})
-	if err != nil {
-		p.log.Warn("node page", "err", err)
-	}
 }
 
 // nodeJSON serves "/api/node".
 func (p *pages) nodeJSON(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, p.log, p.view(r))
+	writeJSON(w, p.log, http.StatusOK, p.view(r))
 }
 
-// writeJSON writes v as indented JSON.
-func writeJSON(w http.ResponseWriter, log *slog.Logger, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
+// writeJSON writes v as indented JSON with status. It encodes into a buffer
+// first, so that a value JSON cannot hold is a 500 with a message, never a
+// 200 with an empty or cut body.
+func writeJSON(w http.ResponseWriter, log *slog.Logger, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		log.Warn("writing JSON", "err", err)
+		serverError(w, log, fmt.Errorf("encoding the answer as JSON: %w", err))
+		return
 	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// writePage writes the page t makes of data with status, through a buffer
+// as writeJSON does.
+func writePage(w http.ResponseWriter, log *slog.Logger, status int, t *template.Template, data any) {
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, data); err != nil {
+		serverError(w, log, fmt.Errorf("writing the %s page: %w", t.Name(), err))
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// serverError answers 500 with err, which it also logs.
+func serverError(w http.ResponseWriter, log *slog.Logger, err error) {
+	log.Error("answering a request", "err", err)
+	http.Error(w, "nvgo-exporter: "+err.Error(), http.StatusInternalServerError)
 }
