@@ -118,7 +118,7 @@ func BenchmarkScrape(b *testing.B) {
 	b.ReportMetric(float64(allocs)/n, "allocs/scrape")
 	b.ReportMetric(float64(floorCPU.Microseconds())/1000/n, "floor-cpu-ms")
 	b.ReportMetric(float64(floorAllocs)/n, "floor-allocs")
-	b.ReportMetric(float64(cpu)/float64(max(floorCPU, 1)), "x-floor")
+	nvgotest.ReportOverFloor(b, cpu, floorCPU)
 	b.ReportMetric(float64(size), "bytes/scrape")
 }
 

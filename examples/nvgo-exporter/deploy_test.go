@@ -22,6 +22,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nvgo/nvgo/internal/testenv"
 )
 
 // servedFamilies are the metric families nvgo-exporter serves, with
@@ -503,10 +505,7 @@ func TestDeploySystemdUnit(t *testing.T) {
 	}
 	t.Run("systemd-analyze verify finds nothing", func(t *testing.T) {
 		analyze := deployLookPath(t, "systemd-analyze")
-		trueBin, err := exec.LookPath("true")
-		if err != nil {
-			t.Skip("no true binary to stand in for nvgo-exporter")
-		}
+		trueBin := testenv.Program(t, "true") // stands in for nvgo-exporter
 		// A unit verify must accept: what it says about this one is about
 		// the machine (no systemd running, a container), not about a file.
 		control, err := deployVerifyUnit(t, analyze, "deploy-control.service",
@@ -537,12 +536,8 @@ func deployVerifyUnit(t *testing.T, analyze, name, unit string) (string, error) 
 }
 
 // deployLookPath returns the path of a checker program, or skips t when it
-// is not installed.
+// is not installed (fails it in CI).
 func deployLookPath(t *testing.T, name string) string {
 	t.Helper()
-	path, err := exec.LookPath(name)
-	if err != nil {
-		t.Skipf("%s is not installed, so this check is left out: %v", name, err)
-	}
-	return path
+	return testenv.Program(t, name)
 }

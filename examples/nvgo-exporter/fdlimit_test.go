@@ -7,11 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nvgo/nvgo/internal/testenv"
 	"github.com/nvgo/nvgo/nvgotest"
 )
 
@@ -22,10 +22,7 @@ func TestIdleClientsDoNotLockScrapesOutUnderALowFileLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an exporter and 400 connections")
 	}
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh to lower the open-file limit with ulimit")
-	}
+	sh := testenv.Program(t, "sh") // lowers the open-file limit with ulimit
 	const limit, idle = 256, 400
 	cmd := nvgotest.Program(t, "--simulate", "dgx-h100", "--listen", "127.0.0.1:0")
 	cmd.Path, cmd.Args = sh, append([]string{"sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, limit)}, cmd.Args...)

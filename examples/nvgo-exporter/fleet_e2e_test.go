@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/nvgo/nvgo/fakegpu"
+	"github.com/nvgo/nvgo/internal/testenv"
 	"github.com/nvgo/nvgo/nvgotest"
 )
 
@@ -120,10 +121,7 @@ func startPrometheus(t *testing.T, targets []string) *url.URL {
 // another, up to five times.
 func startPrometheusOn(t *testing.T, targets []string, port func() string) *url.URL {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		t.Skip("no prometheus (Debian's package; .ci/run installs it)")
-	}
+	bin := testenv.Program(t, "prometheus") // Debian's package; .ci/run installs it
 	dir := t.TempDir()
 	conf := string(readDeployFile(t, "prometheus.yml"))
 	for old, repl := range map[string]string{"scrape_interval: 15s": "scrape_interval: 1s", "scrape_timeout: 10s": "scrape_timeout: 1s",
@@ -227,9 +225,7 @@ func TestAFleetOfThreeNodesInARealPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus and four exporters")
 	}
-	if _, err := exec.LookPath("prometheus"); err != nil {
-		t.Skip("no prometheus (Debian's package; .ci/run installs it)")
-	}
+	testenv.Program(t, "prometheus") // Debian's package; .ci/run installs it
 	// node-c: real processes behind the GPU PIDs, read through the C door.
 	fleetC, err := fakegpu.Preset("dgx-h200")
 	if err != nil {
@@ -454,7 +450,7 @@ func browse(t *testing.T, u string) (string, string) {
 		}
 	}
 	if bin == "" {
-		t.Skip("no chromium (Debian's package; .ci/run installs it)")
+		testenv.Missing(t, "no chromium (Debian's package; .ci/run installs it)")
 	}
 	dir := os.Getenv("NVGO_TEST_ARTIFACTS")
 	if dir == "" {

@@ -116,14 +116,7 @@ func BenchmarkRefresh(b *testing.B) {
 	b.ReportMetric(float64(use.Objects)/n, "allocs/refresh")
 	b.ReportMetric(float64(use.Bytes)/n/1024, "alloc-KiB/refresh")
 	b.ReportMetric(float64(floorCPU.Microseconds())/1000/n, "floor-cpu-ms")
-	// A floor read as no CPU time at all (the kernel counts it in ticks)
-	// makes no ratio: x-floor is left out rather than reported as some
-	// millions.
-	if floorCPU > 0 {
-		b.ReportMetric(float64(cpu)/float64(floorCPU), "x-floor")
-	} else {
-		b.Logf("the floor took no measurable CPU time in %d runs; x-floor not reported (use a larger -benchtime)", b.N)
-	}
+	nvgotest.ReportOverFloor(b, cpu, floorCPU)
 }
 
 // BenchmarkMonitorDay is a day of 1 Hz refreshes on the Go fake (8 GPUs,
