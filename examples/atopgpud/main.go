@@ -64,10 +64,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -84,13 +82,9 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	opts, err := parseArgs(args)
-	out := bufio.NewWriter(stdout) // --help's, checked: a failed write is an error
+	out := tool.NewOutput(stdout) // --help's: a failed write is an error
 	if code, done := tool.ArgsDone(err, usage, out, stderr, "atopgpud: %v\n\n%s", usage); done {
-		if err := out.Flush(); err != nil {
-			fmt.Fprintf(stderr, "atopgpud: %v\n", fmt.Errorf("cannot write the output: %w", err))
-			return 1
-		}
-		return code
+		return out.Finish("atopgpud", code, stderr)
 	}
 	level := slog.LevelInfo
 	if opts.verbose {

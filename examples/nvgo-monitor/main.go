@@ -20,7 +20,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -45,13 +44,9 @@ func main() {
 // and writer) and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o, err := parseArgs(args)
-	out := bufio.NewWriter(stdout) // --help's, checked: a failed write is an error
+	out := tool.NewOutput(stdout) // --help's: a failed write is an error
 	if code, done := tool.ArgsDone(err, usageText(), out, stderr, "nvgo-monitor: %v (see nvgo-monitor --help)\n"); done {
-		if err := out.Flush(); err != nil {
-			fmt.Fprintf(stderr, "nvgo-monitor: %v\n", fmt.Errorf("cannot write the output: %w", err))
-			return 1
-		}
-		return code
+		return out.Finish("nvgo-monitor", code, stderr)
 	}
 	lib, sel, err := tool.OpenDevices(o.simulate, true, o.only, o.onlyVisible)
 	if err != nil {

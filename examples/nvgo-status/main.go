@@ -53,13 +53,11 @@ func main() {
 // goes to stdout through a buffer: a write that fails (a full disk, a
 // closed file) fails the run, with exit status 1 and a line on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
-	out := bufio.NewWriter(stdout)
+	checked := tool.NewOutput(stdout)
+	out := bufio.NewWriter(checked)
 	code := status(args, out, stdout, stderr)
-	if err := out.Flush(); err != nil {
-		fmt.Fprintf(stderr, "nvgo-status: %v\n", fmt.Errorf("cannot write the output: %w", err))
-		return tool.ExitFailure
-	}
-	return code
+	out.Flush() // its error is checked's
+	return checked.Finish("nvgo-status", code, stderr)
 }
 
 // status writes what args ask for to out, which goes to stdout, and

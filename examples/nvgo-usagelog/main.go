@@ -90,32 +90,12 @@ func stopContext() (context.Context, context.CancelFunc) {
 // Output that cannot be written (a full disk, stdout on /dev/full) is an
 // error, whatever the command: exit status 1 and a line on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	out := &checkedWriter{w: stdout}
+	out := tool.NewOutput(stdout)
 	code := runCommand(ctx, args, out, stderr)
-	if out.err != nil && code == exitOK {
-		fmt.Fprintf(stderr, "nvgo-usagelog: write standard output: %v\n", out.err)
-		return exitError
+	if code != exitOK && out.Err() != nil {
+		return code // the command has said what failed
 	}
-	return code
-}
-
-// checkedWriter remembers the first error of its writer and fails every
-// write after it, so that output is checked once, at the end.
-type checkedWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (c *checkedWriter) Write(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
-	}
-	n, err := c.w.Write(p)
-	if err == nil && n < len(p) {
-		err = io.ErrShortWrite
-	}
-	c.err = err
-	return n, err
+	return out.Finish("nvgo-usagelog", code, stderr)
 }
 
 // runCommand is run, before the check of stdout.
@@ -261,7 +241,7 @@ func runReport(o *reportOptions, stdout, stderr io.Writer, now time.Time) int {
 // outputFailure reports that the report could not be written to stdout;
 // exit status 1.
 func outputFailure(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "nvgo-usagelog: report: write standard output: %v\n", err)
+	fmt.Fprintf(stderr, "nvgo-usagelog: report: cannot write the output: %v\n", err)
 	return exitError
 }
 

@@ -298,7 +298,7 @@ func TestReportToDevFullFails(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err = cmd.Run()
-	const want = "nvgo-usagelog: report: write standard output: write /dev/stdout: no space left on device\n"
+	const want = "nvgo-usagelog: report: cannot write the output: write /dev/stdout: no space left on device\n"
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != exitError || stderr.String() != want {
 		t.Errorf("report >/dev/full: %v, stderr %q; want exit status %d and %q", err, stderr.String(), exitError, want)
 	}

@@ -38,8 +38,8 @@ func TestOutputThatCannotBeWrittenIsAnError(t *testing.T) {
 		t.Fatalf("the report has no Chart line:\n%s", whole.String())
 	}
 
-	const reportFailed = "nvgo-usagelog: report: write standard output: no space left on device\n"
-	const outputFailed = "nvgo-usagelog: write standard output: no space left on device\n"
+	const reportFailed = "nvgo-usagelog: report: cannot write the output: no space left on device\n"
+	const outputFailed = "nvgo-usagelog: cannot write the output: no space left on device\n"
 	tests := []struct {
 		name       string
 		args       []string

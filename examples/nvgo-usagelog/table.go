@@ -6,13 +6,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nvgo/nvgo/examples/internal/tool"
 )
 
 // writeTable prints the report as an aligned table: a line per user per
 // day, totals per user and overall, then the gaps in the range. It returns
 // the first error writing to out.
 func writeTable(out io.Writer, rp *report, dir string, loc *time.Location) error {
-	w := &checkedWriter{w: out}
+	w := tool.NewOutput(out)
 	fmt.Fprintf(w, "GPU usage by user, %s (%s)\n\n", rangeTitle(rp.From, rp.To), dir)
 	withQuota := len(rp.Quotas) > 0
 	head := []string{"DAY", "USER", "BUSY GPU-H", "HELD GPU-H", "BUSY/HELD", "MEM GIB-H"}
@@ -104,7 +106,7 @@ func writeTable(out io.Writer, rp *report, dir string, loc *time.Location) error
 				g.Duration(), g.Reason)
 		}
 	}
-	return w.err
+	return w.Err()
 }
 
 // printAligned prints lines as columns: the first two left-aligned, the
